@@ -1,0 +1,45 @@
+# fabric: the two commands are `make demo` and `make test`; both set up what they need.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+FABRIC := $(VENV)/bin/fabric
+APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping iproute2 \
+                graphviz chromium procps psmisc
+DEMO_LAB ?= demo
+
+.PHONY: setup apt venv demo test lint clean
+
+setup: apt venv
+
+apt:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing apt packages:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+demo: setup
+	$(FABRIC) topo check ring4
+	$(FABRIC) topo check star4
+	$(FABRIC) topo check star8
+	$(FABRIC) topo show star4
+	./scripts/demo.sh $(DEMO_LAB)
+
+test: setup
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check fabric validators tests
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info

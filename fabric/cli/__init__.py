@@ -1,0 +1,55 @@
+"""The `fabric` command line. One module per command group; this module wires them up.
+
+Exit codes (contract): 0 passed / nothing to do, 1 a check failed, 2 bad input or usage,
+3 the run could not complete.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from fabric.errors import FabricError
+
+app = typer.Typer(
+    name="fabric",
+    help="DGX Spark fabrics on a MikroTik CRS804: plan, push, validate, launch, and a lab twin.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+
+@app.callback()
+def _root() -> None:
+    """DGX Spark fabrics on a MikroTik CRS804: plan, push, validate, launch, and a lab twin."""
+
+
+#: Human output (progress, tables) goes to stderr; machine output goes to stdout or a file.
+err_console = Console(stderr=True)
+
+
+def _register() -> None:
+    import importlib
+    import pkgutil
+
+    import fabric.cli as pkg
+
+    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
+        module = importlib.import_module(f"fabric.cli.{mod}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; FabricErrors become their exit code and a message, never a traceback."""
+    _register()
+    try:
+        app(args=argv, prog_name="fabric")
+    except FabricError as exc:
+        err_console.print(f"error: {exc}", style="bold red", highlight=False, markup=False)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,1 @@
+"""Check families: pure functions of intent and facts, registered by name."""
