@@ -1,0 +1,88 @@
+"""Switch models and their port modes, as data (platforms.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class PortMode:
+    """How a port is split: the first lane of each group, its forced speed and rate."""
+
+    name: str
+    first_lanes: tuple[int, ...]
+    speed: str
+    gbps: int
+    auto_negotiation: bool
+
+    def group_of(self, lane: int, lanes_per_port: int) -> int:
+        """The first lane of the group `lane` belongs to."""
+        size = lanes_per_port // len(self.first_lanes)
+        return ((lane - 1) // size) * size + 1
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    name: str
+    description: str
+    port_name: str
+    lane_name: str
+    ports: int
+    lanes_per_port: int
+    max_l2mtu: int
+    default_l2mtu: int
+    modes: dict[str, PortMode]
+    fec_mode: str
+    qos_min_version: str
+
+    def port_names(self) -> list[str]:
+        return [self.port_name.format(port=p) for p in range(1, self.ports + 1)]
+
+    def lane(self, port: int, lane: int) -> str:
+        return self.lane_name.format(port=port, lane=lane)
+
+    def all_lanes(self) -> list[str]:
+        return [self.lane(p, n) for p in range(1, self.ports + 1)
+                for n in range(1, self.lanes_per_port + 1)]
+
+    def split_lane(self, name: str) -> tuple[int, int] | None:
+        """'qsfp56-dd-3-5' -> (3, 5); None if it is not a lane of this model."""
+        for p in range(1, self.ports + 1):
+            for n in range(1, self.lanes_per_port + 1):
+                if self.lane(p, n) == name:
+                    return p, n
+        return None
+
+    def capacity(self, gbps: int) -> int:
+        """How many links of `gbps` the switch can take at most."""
+        best = [len(m.first_lanes) for m in self.modes.values() if m.gbps >= gbps]
+        return self.ports * max(best, default=0)
+
+
+@cache
+def _raw() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(
+        resources.files("fabric.intent").joinpath("platforms.yaml").read_text())
+    return data
+
+
+def spark_port_gbps() -> int:
+    return int(_raw()["spark"]["port_gbps"])
+
+
+def switch_model(name: str) -> SwitchModel:
+    """The named switch model; KeyError if unknown."""
+    raw = dict(_raw()[name])
+    modes = {k: PortMode(name=k, first_lanes=tuple(v["first_lanes"]), speed=v["speed"],
+                         gbps=v["gbps"], auto_negotiation=v["auto_negotiation"])
+             for k, v in raw.pop("modes").items()}
+    return SwitchModel(name=name, modes=modes, **raw)
+
+
+def switch_models() -> list[str]:
+    return sorted(k for k in _raw() if k != "spark")

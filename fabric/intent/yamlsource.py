@@ -1,0 +1,118 @@
+"""YAML loading that remembers where every value came from, so errors can name file and line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from fabric.errors import InputError, InputProblem
+
+Path_ = tuple[str | int, ...]
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class SourceDoc:
+    """A parsed YAML document plus the line (1-based) of every key and item in it."""
+
+    file: str
+    data: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, path: Path_) -> int | None:
+        """Line of `path`, or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while p:
+            if p in self.lines:
+                return self.lines[p]
+            p = p[:-1]
+        return self.lines.get((), None)
+
+    def problem(self, path: Path_, message: str) -> InputProblem:
+        return InputProblem(self.file, self.line_of(path), dotted(path), message)
+
+
+def dotted(path: Path_) -> str:
+    """('links', 3, 'b') -> 'links[3].b'."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _walk(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> Any:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.safe_load(yaml.serialize(key_node))
+            child = (*path, key)
+            if key in out:
+                raise InputError(InputProblem("", key_node.start_mark.line + 1, dotted(child),
+                                              "duplicate key"))
+            out[key] = _walk(value_node, child, lines)
+            lines[child] = key_node.start_mark.line + 1
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_walk(item, (*path, i), lines) for i, item in enumerate(node.value)]
+    return yaml.safe_load(yaml.serialize(node))
+
+
+def load_yaml(path: Path) -> SourceDoc:
+    """Load one YAML file; syntax errors become an InputError naming file and line."""
+    name = str(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(InputProblem(name, None, "", f"cannot read: {exc.strerror}")) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise InputError(InputProblem(name, line, "", f"YAML syntax: {exc.problem}")) from None
+    lines: dict[Path_, int] = {}
+    if node is None:
+        return SourceDoc(name, {}, {(): 1})
+    try:
+        data = _walk(node, (), lines)
+    except InputError as exc:
+        for p in exc.problems:
+            p.file = name
+        raise
+    return SourceDoc(name, data, lines)
+
+
+def validate(doc: SourceDoc, model: type[M], data: Any = None,
+                           prefix: Path_ = ()) -> M:
+    """Validate `data` (default: the whole document) against a pydantic model.
+
+    Every pydantic error becomes an InputProblem with the file, line and dotted field.
+    """
+    try:
+        return model.model_validate(doc.data if data is None else data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = (*prefix, *(p for p in err["loc"] if not _is_union_tag(p)))
+            problems.append(doc.problem(loc, _friendly(err)))
+        raise InputError(problems) from None
+
+
+def _is_union_tag(part: Any) -> bool:
+    return isinstance(part, str) and ("[" in part or part in {"function-after", "str", "int"})
+
+
+def _friendly(err: Any) -> str:
+    msg = str(err["msg"])
+    if err["type"] == "extra_forbidden":
+        return "unknown field"
+    if err["type"] == "missing":
+        return "required field is missing"
+    return msg

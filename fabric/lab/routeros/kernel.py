@@ -1,0 +1,94 @@
+"""Backend that drives the real kernel with ``ip``, ``tc`` and ``lldpcli``.
+
+The emulator normally runs inside the switch namespace; ``netns`` prefixes every command with
+``ip netns exec NS`` so tests (or a supervisor outside the namespace) can drive one from outside.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from .backend import KernelLink, Neighbor
+from .lldp import parse_neighbors
+
+
+class KernelError(RuntimeError):
+    """An ``ip``/``tc`` command failed; the message carries its stderr."""
+
+
+class KernelBackend:
+    def __init__(self, netns: str | None = None, timeout_s: float = 10.0) -> None:
+        self._prefix = ["ip", "netns", "exec", netns] if netns else []
+        self._timeout = timeout_s
+
+    def _run(self, *argv: str, check: bool = True) -> str:
+        proc = subprocess.run(
+            [*self._prefix, *argv],
+            capture_output=True,
+            text=True,
+            timeout=self._timeout,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise KernelError(f"{' '.join(argv)}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def links(self) -> dict[str, KernelLink]:
+        out: dict[str, KernelLink] = {}
+        for item in json.loads(self._run("ip", "-j", "-d", "link", "show") or "[]"):
+            flags = item.get("flags", [])
+            kind = item.get("linkinfo", {}).get("info_kind", "")
+            name = item["ifname"]
+            out[name] = KernelLink(
+                name=name,
+                mtu=int(item.get("mtu", 0)),
+                admin_up="UP" in flags,
+                carrier="LOWER_UP" in flags,
+                mac=str(item.get("address", "")).upper(),
+                kind=kind,
+                master=item.get("master"),
+            )
+        return out
+
+    def set_mtu(self, name: str, mtu: int) -> None:
+        self._run("ip", "link", "set", "dev", name, "mtu", str(mtu))
+
+    def set_admin(self, name: str, up: bool) -> None:
+        self._run("ip", "link", "set", "dev", name, "up" if up else "down")
+
+    def add_bridge(self, name: str) -> None:
+        self._run("ip", "link", "add", "name", name, "type", "bridge")
+        self._run("ip", "link", "set", "dev", name, "up")
+
+    def del_link(self, name: str) -> None:
+        self._run("ip", "link", "del", "dev", name)
+
+    def set_master(self, name: str, master: str | None) -> None:
+        if master is None:
+            self._run("ip", "link", "set", "dev", name, "nomaster")
+        else:
+            self._run("ip", "link", "set", "dev", name, "master", master)
+
+    def shape(self, name: str, mbit: int | None) -> None:
+        if mbit is None:
+            qdiscs = json.loads(self._run("tc", "-j", "qdisc", "show", "dev", name) or "[]")
+            if any(q.get("kind") == "tbf" and q.get("root") for q in qdiscs):
+                self._run("tc", "qdisc", "del", "dev", name, "root")
+            return
+        # burst must hold at least one timer tick of traffic at this rate (HZ >= 100).
+        burst = max(mbit * 1_000_000 // 8 // 100, 65536)
+        self._run(
+            "tc", "qdisc", "replace", "dev", name, "root", "tbf",
+            "rate", f"{mbit}mbit", "burst", str(burst), "latency", "50ms",
+        )  # fmt: skip
+
+    def neighbors(self) -> list[Neighbor]:
+        try:
+            text = self._run("lldpcli", "-f", "json", "show", "neighbors", check=False)
+        except (FileNotFoundError, subprocess.TimeoutExpired):
+            return []
+        try:
+            return parse_neighbors(text)
+        except ValueError:
+            return []

@@ -1,0 +1,80 @@
+"""What the emulated CRS804-4DDQ-hRM is: lane names, link modes, limits and defaults (data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PORTS = 4
+LANES_PER_PORT = 8
+LANE_NAMES: tuple[str, ...] = tuple(
+    f"qsfp56-dd-{p}-{lane}" for p in range(1, PORTS + 1) for lane in range(1, LANES_PER_PORT + 1)
+)
+
+# speed link-mode names (RouterOS 7.12+) -> Gbit/s; the CRS804 lanes take these.
+LINK_MODES: dict[str, int] = {
+    "10G-baseCR": 10,
+    "10G-baseSR-LR": 10,
+    "25G-baseCR": 25,
+    "25G-baseSR": 25,
+    "40G-baseCR4": 40,
+    "40G-baseSR4": 40,
+    "50G-baseCR": 50,
+    "50G-baseCR2": 50,
+    "100G-baseCR": 100,
+    "100G-baseCR2": 100,
+    "100G-baseCR4": 100,
+    "100G-baseSR4": 100,
+    "200G-baseCR2": 200,
+    "200G-baseCR4": 200,
+    "200G-baseSR4": 200,
+    "400G-baseCR4": 400,
+    "400G-baseCR8": 400,
+    "400G-baseSR8": 400,
+}
+FEC_MODES: tuple[str, ...] = ("auto", "fec74", "fec91", "off")
+DISCOVERY_PROTOCOLS: tuple[str, ...] = ("cdp", "lldp", "mndp")
+# Speeds at or above this need RS-FEC (fec91); only 400G may auto-negotiate on this chip.
+FEC91_MIN_GBPS = 200
+AUTONEG_OK_GBPS = 400
+MOD_MAC_PREFIX = "48:A9:8A"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Board facts and limits; every number here is data a lab may override."""
+
+    board_name: str = "CRS804-4DDQ"
+    model: str = "CRS804-4DDQ-hRM"
+    architecture_name: str = "arm64"
+    cpu: str = "ARM64"
+    cpu_count: int = 4
+    cpu_frequency: int = 1600
+    total_memory: int = 2 * 1024**3
+    free_memory: int = 1_700_000_000
+    total_hdd_space: int = 128 * 1024**2
+    free_hdd_space: int = 90 * 1024**2
+    default_mtu: int = 1500
+    default_l2mtu: int = 1584
+    max_l2mtu: int = 9570
+    min_mtu: int = 64
+    default_speed: str = "400G-baseCR8"
+    default_advertise: tuple[str, ...] = field(
+        default=("100G-baseCR2", "100G-baseCR4", "200G-baseCR4", "400G-baseCR8")
+    )
+
+    def lane_mac(self, index: int) -> str:
+        return f"{MOD_MAC_PREFIX}:{0x10:02X}:{index // 256:02X}:{index % 256:02X}"
+
+
+CRS804 = Platform()
+DEFAULT_VERSION = "7.19.4 (stable)"
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"7.19.4 (stable)"`` -> ``(7, 19, 4)``."""
+    head = version.split()[0] if version.split() else "0"
+    parts: list[int] = []
+    for piece in head.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)

@@ -1,0 +1,199 @@
+"""The emulator's configuration, kept in one JSON file shared by the API server and the SSH CLI.
+
+Every change is written atomically (temp file + ``os.replace``) under an ``fcntl`` lock, and
+every request re-reads the file, so two processes always see the same configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .platform import CRS804, DEFAULT_VERSION, LANE_NAMES, Platform
+
+SCHEMA = "fabric.routeros-state/1"
+
+
+@dataclass
+class Lane:
+    """One ``qsfp56-dd-P-L`` sub-interface; ``cable_gbps`` 0 means no cable (no netdev)."""
+
+    id: str
+    name: str
+    default_name: str
+    cable_gbps: int = 0
+    speed: str = CRS804.default_speed
+    auto_negotiation: bool = True
+    advertise: list[str] = field(default_factory=lambda: list(CRS804.default_advertise))
+    fec_mode: str = "auto"
+    mtu: int = CRS804.default_mtu
+    l2mtu: int = CRS804.default_l2mtu
+    disabled: bool = False
+    mac_address: str = ""
+    comment: str = ""
+
+
+@dataclass
+class Bridge:
+    id: str
+    name: str
+    mtu: str = "auto"
+    disabled: bool = False
+    protocol_mode: str = "rstp"
+    vlan_filtering: bool = False
+    comment: str = ""
+
+
+@dataclass
+class BridgePort:
+    id: str
+    bridge: str
+    interface: str
+    hw: bool = True
+    disabled: bool = False
+    pvid: int = 1
+    comment: str = ""
+
+
+@dataclass
+class Discovery:
+    protocol: str = "cdp,lldp,mndp"
+    lldp_dcbx: bool = False
+    discover_interface_list: str = "all"
+
+
+@dataclass
+class State:
+    identity: str
+    username: str
+    password: str
+    version: str = DEFAULT_VERSION
+    lanes: list[Lane] = field(default_factory=list)
+    bridges: list[Bridge] = field(default_factory=list)
+    bridge_ports: list[BridgePort] = field(default_factory=list)
+    discovery: Discovery = field(default_factory=Discovery)
+    next_id: int = 1
+    boot_time: float = 0.0
+
+    def new_id(self) -> str:
+        """Fresh ``*N`` id (hex, like RouterOS)."""
+        value = self.next_id
+        self.next_id += 1
+        return f"*{value:X}"
+
+    def lane(self, name: str) -> Lane | None:
+        return next((lane for lane in self.lanes if lane.name == name), None)
+
+    def bridge(self, name: str) -> Bridge | None:
+        return next((b for b in self.bridges if b.name == name), None)
+
+
+def new_state(
+    identity: str,
+    lanes: dict[str, int],
+    username: str,
+    password: str,
+    version: str = DEFAULT_VERSION,
+    platform: Platform = CRS804,
+) -> State:
+    """All 32 lanes, the cabled ones carrying their cable capability in Gbit/s."""
+    unknown = sorted(set(lanes) - set(LANE_NAMES))
+    if unknown:
+        raise ValueError(f"not a CRS804 lane: {', '.join(unknown)}")
+    state = State(identity=identity, username=username, password=password, version=version)
+    for index, name in enumerate(LANE_NAMES, start=1):
+        state.lanes.append(
+            Lane(
+                id=state.new_id(),
+                name=name,
+                default_name=name,
+                cable_gbps=int(lanes.get(name, 0)),
+                mac_address=platform.lane_mac(index),
+            )
+        )
+    return state
+
+
+def to_json(state: State) -> dict[str, Any]:
+    return {"schema": SCHEMA, **asdict(state)}
+
+
+def from_json(data: dict[str, Any]) -> State:
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"state file schema is {data.get('schema')!r}, expected {SCHEMA!r}")
+    body = {k: v for k, v in data.items() if k != "schema"}
+    body["lanes"] = [Lane(**x) for x in body.get("lanes", [])]
+    body["bridges"] = [Bridge(**x) for x in body.get("bridges", [])]
+    body["bridge_ports"] = [BridgePort(**x) for x in body.get("bridge_ports", [])]
+    body["discovery"] = Discovery(**body.get("discovery", {}))
+    return State(**body)
+
+
+class StateFile:
+    """Load / atomically save the state; ``edit()`` is a locked read-modify-write."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self._lock_path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def load(self) -> State:
+        return from_json(json.loads(self.path.read_text()))
+
+    def save(self, state: State) -> None:
+        with self._locked():
+            self._write(state)
+
+    def _write(self, state: State) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump(to_json(state), fh, indent=1, sort_keys=True)
+                fh.write("\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    @contextlib.contextmanager
+    def edit(self) -> Iterator[State]:
+        """Yield the current state; it is written back if the block finishes without error."""
+        with self._locked():
+            state = self.load()
+            yield state
+            self._write(state)
+
+
+def write_initial_state(
+    path: str | os.PathLike[str],
+    identity: str,
+    lanes: dict[str, int],
+    username: str,
+    password: str,
+    version: str = DEFAULT_VERSION,
+) -> None:
+    """Create the emulator's state file: ``lanes`` maps cabled lane name -> cable Gbit/s.
+
+    Example: ``{"qsfp56-dd-1-1": 200, "qsfp56-dd-1-5": 200}`` for a 2x200G breakout on port 1.
+    Lanes not named are uncabled. Each cabled lane must exist as a netdev of the same name in
+    the switch namespace before the server starts.
+    """
+    StateFile(path).save(new_state(identity, lanes, username, password, version))

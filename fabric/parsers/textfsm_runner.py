@@ -1,0 +1,70 @@
+"""Run the TextFSM templates in ``templates/`` (ntc-templates layout) with line-numbered errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from functools import cache
+from pathlib import Path
+
+import textfsm
+
+from fabric.errors import ParseError
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+INDEX_FILE = TEMPLATE_DIR / "index"
+
+#: One parsed TextFSM record: value name -> text (or list of texts for ``List`` values).
+Row = dict[str, "str | list[str]"]
+
+
+@cache
+def template_index() -> dict[str, str]:
+    """Map each kind (the index's Command column) to its template file name."""
+    lines = [
+        line
+        for line in INDEX_FILE.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    reader = csv.reader(io.StringIO("\n".join(lines)), skipinitialspace=True)
+    header = next(reader)
+    if header != ["Template", "Hostname", "Platform", "Command"]:
+        raise ValueError(f"unexpected index header {header!r}")
+    return {row[3]: row[0] for row in reader}
+
+
+class _CountingFSM(textfsm.TextFSM):  # type: ignore[misc]
+    """TextFSM that remembers how many input lines it has consumed."""
+
+    line_no = 0
+
+    def _CheckLine(self, line: str) -> None:  # noqa: N802 - overrides TextFSM's name
+        self.line_no += 1
+        super()._CheckLine(line)
+
+
+_ERROR_RULE = re.compile(r"Rule Line: (\d+)")
+
+
+def run_template(kind: str, text: str) -> list[Row]:
+    """Parse ``text`` with the kind's template; an ``Error`` rule becomes a ParseError."""
+    name = template_index()[kind]
+    with (TEMPLATE_DIR / name).open() as handle:
+        fsm = _CountingFSM(handle)
+    lines = text.splitlines()
+    try:
+        rows = fsm.ParseText(text)
+    except textfsm.TextFSMError as exc:
+        line_no = fsm.line_no
+        line = lines[line_no - 1] if 0 < line_no <= len(lines) else ""
+        raise ParseError(kind, line_no, line, "unexpected line") from exc
+    header: list[str] = fsm.header
+    return [dict(zip(header, row, strict=True)) for row in rows]
+
+
+def template_states(path: Path) -> dict[str, list[str]]:
+    """Return each state's rule lines of a template (for the meta-tests)."""
+    with path.open() as handle:
+        fsm = textfsm.TextFSM(handle)
+    return {name: [rule.match for rule in rules] for name, rules in fsm.states.items()}
