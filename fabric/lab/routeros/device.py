@@ -66,8 +66,9 @@ class Device:
         held_down = not result.link  # the emulator itself downed it: not an admin "disabled"
         disabled = lane.disabled if held_down else not link.admin_up
         running = link.admin_up and link.carrier and result.link
-        return LaneView(lane, True, running, disabled, link.mtu, link.mac or lane.mac_address,
-                        result)  # fmt: skip
+        return LaneView(
+            lane, True, running, disabled, link.mtu, link.mac or lane.mac_address, result
+        )
 
     # --- changes that reach the kernel -------------------------------------------------------
 
@@ -101,9 +102,9 @@ class Device:
     def attach(self, interface: str, bridge: str | None) -> None:
         """Enslave a cabled lane's netdev to a bridge (None: release it)."""
         links = self.links()
-        if interface in links and (bridge is None or bridge in links):
-            if links[interface].master != bridge:
-                self.backend.set_master(interface, bridge)
+        known = interface in links and (bridge is None or bridge in links)
+        if known and links[interface].master != bridge:
+            self.backend.set_master(interface, bridge)
 
     def reconcile(self) -> None:
         """Make the kernel match the whole configuration (at start-up)."""

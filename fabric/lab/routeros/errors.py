@@ -10,7 +10,7 @@ CATEGORY_GENERAL = 4
 
 
 class Trap(Exception):
-    """A command failed: reply ``!trap`` (optional ``=category=``) ``=message=...`` then ``!done``."""
+    """A command failed: ``!trap`` [``=category=N``] ``=message=...``, then ``!done``."""
 
     def __init__(self, message: str, category: int | None = None) -> None:
         super().__init__(message)

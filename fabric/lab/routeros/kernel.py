@@ -79,9 +79,20 @@ class KernelBackend:
         # burst must hold at least one timer tick of traffic at this rate (HZ >= 100).
         burst = max(mbit * 1_000_000 // 8 // 100, 65536)
         self._run(
-            "tc", "qdisc", "replace", "dev", name, "root", "tbf",
-            "rate", f"{mbit}mbit", "burst", str(burst), "latency", "50ms",
-        )  # fmt: skip
+            "tc",
+            "qdisc",
+            "replace",
+            "dev",
+            name,
+            "root",
+            "tbf",
+            "rate",
+            f"{mbit}mbit",
+            "burst",
+            str(burst),
+            "latency",
+            "50ms",
+        )
 
     def neighbors(self) -> list[Neighbor]:
         try:

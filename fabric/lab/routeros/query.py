@@ -44,6 +44,18 @@ def _leaf(body: str) -> Predicate:
     return lambda row: row.get(name) == value
 
 
+def _or(a: Predicate, b: Predicate) -> Predicate:
+    return lambda row: a(row) or b(row)
+
+
+def _and(a: Predicate, b: Predicate) -> Predicate:
+    return lambda row: a(row) and b(row)
+
+
+def _not(a: Predicate) -> Predicate:
+    return lambda row: not a(row)
+
+
 def _apply_ops(stack: list[Predicate], ops: str) -> None:
     i = 0
     last_was_index = False
@@ -67,15 +79,11 @@ def _apply_ops(stack: list[Predicate], ops: str) -> None:
             if len(stack) < 2:
                 raise Trap("unknown parameter")
             b, a = stack.pop(), stack.pop()
-            if ch == "|":
-                stack.append(lambda row, a=a, b=b: a(row) or b(row))
-            else:
-                stack.append(lambda row, a=a, b=b: a(row) and b(row))
+            stack.append(_or(a, b) if ch == "|" else _and(a, b))
         elif ch == "!":
             if not stack:
                 raise Trap("unknown parameter")
-            top = stack.pop()
-            stack.append(lambda row, top=top: not top(row))
+            stack.append(_not(stack.pop()))
         elif ch == ".":
             if not last_was_index:
                 if not stack:

@@ -1,0 +1,35 @@
+"""RouterOS v7 emulator: the management plane of the lab's CRS804 switch namespace.
+
+How the lab starts it (one process per lab, inside the switch namespace)::
+
+    # 1. before the namespace's lanes are cabled, write the state once:
+    from fabric.lab.routeros import write_initial_state
+    write_initial_state("/run/fabric/L/crs804.json", identity="crs804",
+                        lanes={"qsfp56-dd-1-1": 200, "qsfp56-dd-2-1": 200},  # cable Gbit/s
+                        username="admin", password="secret")
+    # 2. create the cabled lanes as netdevs named like the lanes (veth ends) in L-crs804,
+    # 3. start the API server in the namespace and wait for its readiness line:
+    ip netns exec L-crs804 python -m fabric.lab.routeros serve \\
+        --state /run/fabric/L/crs804.json --listen 198.18.0.2:8728 \\
+        [--line-rate-mbit 10000] [--ready-file /run/fabric/L/crs804.ready]
+
+Readiness: once listening, the server prints exactly one line ``READY <host>:<port>`` to stdout
+(flushed) and, with ``--ready-file``, atomically writes ``<host>:<port>`` to that file. Read
+stdout line by line (or poll for the file) - no sleeps. ``--listen HOST:0`` picks a free port,
+which the READY line reports. SIGTERM stops it cleanly.
+
+At start-up it makes the kernel match the state: lane MTU and admin state, the tbf shaping of
+lanes that negotiate below their cable, bridges and bridge ports.
+
+SSH CLI (for Netmiko's ``mikrotik_routeros``): make sshd's ``ForceCommand``::
+
+    python -m fabric.lab.routeros shell --state /run/fabric/L/crs804.json
+
+It reads the same state file, so ``/export terse`` shows what the API configured.
+"""
+
+from __future__ import annotations
+
+from .state import write_initial_state
+
+__all__ = ["write_initial_state"]

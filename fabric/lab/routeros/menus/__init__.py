@@ -1,0 +1,10 @@
+"""Registry of emulated menus by API path."""
+
+from __future__ import annotations
+
+from . import bridge, interface, neighbor, system
+from .base import Menu
+
+MENUS: dict[str, Menu] = {
+    m.path: m for mod in (system, interface, bridge, neighbor) for m in mod.MENUS
+}

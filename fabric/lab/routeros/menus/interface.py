@@ -1,0 +1,262 @@
+"""``/interface`` and ``/interface/ethernet`` (print, set, enable/disable, monitor)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..device import Device, LaneView
+from ..platform import FEC_MODES, LINK_MODES
+from ..state import Lane, State
+from .base import (
+    Handler,
+    Menu,
+    Reply,
+    Request,
+    Row,
+    check_args,
+    parse_bool,
+    parse_choice,
+    parse_int,
+    parse_list,
+    pick,
+    print_reply,
+    target_refs,
+    yes,
+)
+
+LANE_SETTABLE = (
+    "mtu",
+    "l2mtu",
+    "speed",
+    "auto-negotiation",
+    "advertise",
+    "fec-mode",
+    "disabled",
+    "comment",
+)
+
+
+def _lane_key(lane: Lane) -> tuple[str, str]:
+    return lane.id, lane.name
+
+
+def bridge_members(state: State) -> set[str]:
+    return {p.interface for p in state.bridge_ports if not p.disabled}
+
+
+def interface_rows(dev: Device) -> list[Row]:
+    """Every lane and every bridge, as ``/interface print`` lists them."""
+    state, links = dev.load(), dev.links()
+    members = bridge_members(state)
+    rows: list[Row] = []
+    for lane in state.lanes:
+        view = dev.lane_view(lane, links)
+        row = {
+            ".id": lane.id,
+            "name": lane.name,
+            "default-name": lane.default_name,
+            "type": "ether",
+            "mtu": str(view.mtu),
+            "actual-mtu": str(view.mtu),
+            "l2mtu": str(lane.l2mtu),
+            "max-l2mtu": str(dev.platform.max_l2mtu),
+            "mac-address": view.mac,
+            "link-downs": "0",
+            "running": yes(view.running),
+            "slave": yes(lane.name in members),
+            "disabled": yes(view.disabled),
+            "dynamic": "false",
+        }
+        if lane.comment:
+            row["comment"] = lane.comment
+        rows.append(row)
+    for bridge in state.bridges:
+        link = links.get(bridge.name)
+        actual = str(link.mtu) if link else "1500"
+        running = bool(link and link.admin_up and not bridge.disabled)
+        row = {
+            ".id": bridge.id,
+            "name": bridge.name,
+            "type": "bridge",
+            "mtu": bridge.mtu,
+            "actual-mtu": actual,
+            "l2mtu": "65535",
+            "mac-address": link.mac if link else "",
+            "link-downs": "0",
+            "running": yes(running),
+            "slave": "false",
+            "disabled": yes(bridge.disabled),
+            "dynamic": "false",
+        }
+        if bridge.comment:
+            row["comment"] = bridge.comment
+        rows.append(row)
+    return rows
+
+
+def ethernet_row(dev: Device, view: LaneView) -> Row:
+    lane = view.lane
+    row = {
+        ".id": lane.id,
+        "name": lane.name,
+        "default-name": lane.default_name,
+        "mtu": str(view.mtu),
+        "l2mtu": str(lane.l2mtu),
+        "mac-address": view.mac,
+        "orig-mac-address": lane.mac_address,
+        "arp": "enabled",
+        "arp-timeout": "auto",
+        "loop-protect": "default",
+        "auto-negotiation": yes(lane.auto_negotiation),
+        "advertise": ",".join(lane.advertise),
+        "speed": lane.speed,
+        "fec-mode": lane.fec_mode,
+        "tx-flow-control": "off",
+        "rx-flow-control": "off",
+        "bandwidth": "unlimited/unlimited",
+        "switch": "switch1",
+        "running": yes(view.running),
+        "disabled": yes(view.disabled),
+    }
+    if lane.comment:
+        row["comment"] = lane.comment
+    return row
+
+
+def ethernet_print(dev: Device, req: Request) -> Reply:
+    state, links = dev.load(), dev.links()
+    rows = [ethernet_row(dev, dev.lane_view(lane, links)) for lane in state.lanes]
+    return print_reply(rows, req)
+
+
+def _changed_lane(dev: Device, lane: Lane, args: dict[str, str]) -> Lane:
+    """Validated copy of ``lane`` with ``args`` applied (nothing touched yet)."""
+    p = dev.platform
+    new = replace(lane, advertise=list(lane.advertise))
+    for key, text in args.items():
+        if key == "mtu":
+            new.mtu = parse_int("mtu", text, p.min_mtu, p.max_l2mtu)
+        elif key == "l2mtu":
+            new.l2mtu = parse_int("l2mtu", text, 0, p.max_l2mtu)
+        elif key == "speed":
+            new.speed = parse_choice("speed", text, LINK_MODES)
+        elif key == "auto-negotiation":
+            new.auto_negotiation = parse_bool("auto-negotiation", text)
+        elif key == "advertise":
+            new.advertise = parse_list("advertise", text, LINK_MODES)
+        elif key == "fec-mode":
+            new.fec_mode = parse_choice("fec-mode", text, FEC_MODES)
+        elif key == "disabled":
+            new.disabled = parse_bool("disabled", text)
+        elif key == "comment":
+            new.comment = text
+    return new
+
+
+def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
+    """Apply settings to lanes named by id or name, in the state file and the kernel."""
+    with dev.edit() as state:
+        lanes = pick(state.lanes, refs, _lane_key)
+        links = dev.links()
+        changes = [(lane, _changed_lane(dev, lane, args)) for lane in lanes]
+        for before, after in changes:
+            dev.apply_lane(before, after, links)
+            state.lanes[state.lanes.index(before)] = after
+
+
+def ethernet_set(dev: Device, req: Request) -> Reply:
+    check_args(req, (".id", "numbers", *LANE_SETTABLE))
+    refs = target_refs(req)
+    set_lanes(dev, refs, {k: v for k, v in req.args.items() if k in LANE_SETTABLE})
+    return Reply()
+
+
+def _toggle(disabled: bool) -> Handler:
+    def handler(dev: Device, req: Request) -> Reply:
+        check_args(req, (".id", "numbers"))
+        set_lanes(dev, target_refs(req), {"disabled": yes(disabled)})
+        return Reply()
+
+    return handler
+
+
+def monitor_row(view: LaneView) -> Row:
+    lane, result = view.lane, view.negotiated
+    row: Row = {"name": lane.name}
+    if view.running:
+        row |= {
+            "status": "link-ok",
+            "auto-negotiation": "done" if lane.auto_negotiation else "disabled",
+            "rate": f"{result.gbps}Gbps",
+            "full-duplex": "true",
+            "tx-flow-control": "false",
+            "rx-flow-control": "false",
+            "fec": result.fec,
+        }
+    else:
+        row |= {
+            "status": "no-link",
+            "auto-negotiation": "failed" if lane.auto_negotiation else "disabled",
+        }
+    row["advertising"] = ",".join(lane.advertise)
+    row["sfp-module-present"] = yes(view.present)
+    if view.present:
+        row |= {
+            "sfp-rx-loss": yes(not view.running),
+            "sfp-tx-fault": "false",
+            "sfp-type": "QSFP56-DD" if lane.cable_gbps >= 400 else "QSFP56",
+            "sfp-connector-type": "no-separable-connector",
+            "sfp-link-length-copper": "1m",
+            "sfp-vendor-name": "Mikrotik",
+            "sfp-vendor-part-number": f"DAC-{lane.cable_gbps}G",
+            "eeprom-checksum": "good",
+        }
+    return row
+
+
+def ethernet_monitor(dev: Device, req: Request) -> Reply:
+    """``monitor =numbers=X =once=``: one snapshot per lane (without ``once`` also one)."""
+    check_args(req, (".id", "numbers", "once", "duration", "interval"))
+    state, links = dev.load(), dev.links()
+    lanes = pick(state.lanes, target_refs(req), _lane_key)
+    rows = [monitor_row(dev.lane_view(lane, links)) for lane in lanes]
+    if req.proplist is not None:
+        rows = [{k: r[k] for k in req.proplist if k in r} for r in rows]
+    return Reply(rows=rows)
+
+
+def interface_print(dev: Device, req: Request) -> Reply:
+    return print_reply(interface_rows(dev), req)
+
+
+def interface_set(dev: Device, req: Request) -> Reply:
+    """``/interface set``: mtu/l2mtu/disabled/comment for lanes (bridges go to their menu)."""
+    check_args(req, (".id", "numbers", "mtu", "l2mtu", "disabled", "comment"))
+    from .bridge import set_bridges  # bridges and lanes share the /interface namespace
+
+    state = dev.load()
+    refs = target_refs(req)
+    bridge_refs = [r for r in refs if any(r in (b.id, b.name) for b in state.bridges)]
+    lane_refs = [r for r in refs if r not in bridge_refs]
+    args = {k: v for k, v in req.args.items() if k not in (".id", "numbers")}
+    if lane_refs:
+        set_lanes(dev, lane_refs, args)
+    if bridge_refs:
+        set_bridges(dev, bridge_refs, args)
+    return Reply()
+
+
+MENUS = (
+    Menu("/interface", {"print": interface_print, "getall": interface_print, "set": interface_set}),
+    Menu(
+        "/interface/ethernet",
+        {
+            "print": ethernet_print,
+            "getall": ethernet_print,
+            "set": ethernet_set,
+            "enable": _toggle(False),
+            "disable": _toggle(True),
+            "monitor": ethernet_monitor,
+        },
+    ),
+)

@@ -1,0 +1,65 @@
+"""Threaded TCP server for the API (one thread per connection) and its readiness signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socketserver
+import sys
+import tempfile
+from pathlib import Path
+from types import FrameType
+
+from .device import Device
+from .session import Session
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: ApiServer
+
+    def handle(self) -> None:
+        Session(self.request, self.server.device).run()
+
+
+class ApiServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], device: Device) -> None:
+        self.device = device
+        super().__init__(address, _Handler)
+
+    @property
+    def address(self) -> str:
+        host, port = self.server_address[:2]
+        text = host.decode() if isinstance(host, bytes) else host
+        return f"{text}:{port}"
+
+
+def _write_ready_file(path: str, text: str) -> None:
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", dir=target.parent or ".")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text + "\n")
+    os.replace(tmp, target)
+
+
+def serve(device: Device, host: str, port: int, ready_file: str | None = None) -> None:
+    """Reconcile the kernel with the state, bind, announce ``READY host:port``, serve forever."""
+    device.reconcile()
+    server = ApiServer((host, port), device)
+
+    def _stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        if ready_file:
+            _write_ready_file(ready_file, server.address)
+        print(f"READY {server.address}", flush=True)
+        server.serve_forever()
+    except (SystemExit, KeyboardInterrupt):
+        pass
+    finally:
+        server.server_close()
+        sys.stdout.flush()
