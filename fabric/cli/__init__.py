@@ -29,7 +29,7 @@ def _root() -> None:
 
 
 #: Human output (progress, tables) goes to stderr; machine output goes to stdout or a file.
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def _register() -> None:

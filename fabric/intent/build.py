@@ -29,7 +29,7 @@ from fabric.intent.model import (
 from fabric.intent.platforms import SwitchModel, spark_port_gbps, switch_model, switch_models
 from fabric.intent.profiles import get_profile, profile_names
 from fabric.intent.schema import ENDPOINT_RE, LinkSpec, TopologySpec
-from fabric.intent.yamlsource import SourceDoc, load_yaml, validate
+from fabric.intent.yamlsource import SourceDoc, dotted, load_yaml, validate
 
 
 @dataclass
@@ -190,7 +190,7 @@ def _check_pools(ctx: _Ctx) -> None:
                         and path_b[:2] == ("addressing", "rails") and net_a == net_b
                         else "overlapping pools")
                 ctx.err(path_b, f"{what}: {net_b} overlaps {net_a} "
-                        f"({'.'.join(str(p) for p in path_a)})")
+                        f"({dotted(path_a)})")
 
 
 def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
@@ -224,7 +224,8 @@ def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
     if model is not None:
         cap = model.capacity(spark_port_gbps())
         if on_switch > cap:
-            ctx.err(("links",), f"{on_switch} Sparks on {ctx.spec.switch.host if ctx.spec.switch else ''}, "
+            sw_name = ctx.spec.switch.host if ctx.spec.switch else "the switch"
+            ctx.err(("links",), f"{on_switch} Sparks on {sw_name}, "
                     f"which takes at most {cap} at {spark_port_gbps()}G "
                     f"({model.ports} ports x {cap // model.ports})")
 
@@ -356,8 +357,8 @@ def _check_unique_addresses(ctx: _Ctx, links: list[Link]) -> None:
                     by_host_subnet[(end.host, str(rail.subnet))].add(end.netdev)
     for (host, subnet), netdevs in sorted(by_host_subnet.items()):
         if len(netdevs) > 1:
-            ctx.err(("addressing",), f"twins share a subnet: {host} has {', '.join(sorted(netdevs))}"
-                    f" in {subnet}")
+            ctx.err(("addressing",), f"twins share a subnet: {host} has "
+                    f"{', '.join(sorted(netdevs))} in {subnet}")
     for ip, who in sorted(owners.items()):
         if len(who) > 1:
             ctx.err(("addressing",), f"address {ip} planned twice: "
