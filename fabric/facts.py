@@ -1,0 +1,209 @@
+"""Typed facts: what the hardware says, parsed. Collected by tasks, judged by validators.
+
+Every record is a frozen dataclass, serialisable with `facts_to_json` and loadable with
+`facts_from_json`, so validators can be tested with recorded facts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pydantic import TypeAdapter
+
+
+@dataclass(frozen=True)
+class NetdevFact:
+    """One netdev from `ip -j addr`/`ip -j link`."""
+
+    name: str
+    mtu: int
+    admin_up: bool
+    carrier: bool
+    mac: str | None = None
+    kind: str | None = None  # e.g. "macvlan", "veth", None for physical
+    addresses: tuple[str, ...] = ()  # IPv4 "a.b.c.d/len"
+
+
+@dataclass(frozen=True)
+class RouteFact:
+    """One IPv4 route: `dst` is a prefix or "default"."""
+
+    dst: str
+    dev: str
+    gateway: str | None = None
+
+
+@dataclass(frozen=True)
+class EthtoolFact:
+    """ethtool + ethtool -i for one netdev."""
+
+    netdev: str
+    speed_mbps: int | None  # None for "Unknown!"
+    link_detected: bool | None
+    driver: str | None = None
+    driver_version: str | None = None
+    firmware: str | None = None
+
+
+@dataclass(frozen=True)
+class GidFact:
+    """One populated GID table slot of an RDMA device."""
+
+    rdma: str
+    port: int
+    index: int
+    gid: str
+    gid_type: str  # "RoCE v2", "RoCE v1", "IB"
+    ipv4: str | None
+    netdev: str | None
+
+
+@dataclass(frozen=True)
+class NeighborFact:
+    """An LLDP neighbor seen on a local interface."""
+
+    local_port: str
+    system_name: str
+    port_id: str
+    port_descr: str | None = None
+
+
+@dataclass(frozen=True)
+class VersionFacts:
+    kernel: str | None = None
+    nic_driver: str | None = None
+    nic_firmware: str | None = None
+    nccl: str | None = None
+    cuda_driver: str | None = None
+
+
+@dataclass(frozen=True)
+class TimeFact:
+    source: str  # "chrony", "timedatectl"…
+    synced: bool | None
+    offset_s: float | None
+    stratum: int | None = None
+
+
+@dataclass(frozen=True)
+class QosFact:
+    netdev: str
+    trust: str | None  # "dscp" or "pcp"
+    pfc_enabled: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SparkFacts:
+    """Everything one Spark reported in one SSH session."""
+
+    host: str
+    hostname: str
+    netdevs: dict[str, NetdevFact]
+    routes: tuple[RouteFact, ...]
+    ethtool: dict[str, EthtoolFact]
+    rdma: dict[str, str]  # RDMA device -> netdev (empty: "no RDMA devices")
+    gids: tuple[GidFact, ...]
+    neighbors: tuple[NeighborFact, ...]
+    versions: VersionFacts
+    time: TimeFact | None
+    forward_policy: str | None  # iptables FORWARD policy, None if iptables is missing
+    qos: dict[str, QosFact]
+    missing: tuple[str, ...] = ()  # tools absent on the host, recorded rather than crashed on
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LaneFact:
+    """One switch lane: configuration (/interface/ethernet) and `monitor once` state."""
+
+    name: str
+    disabled: bool
+    running: bool
+    mtu: int | None
+    l2mtu: int | None
+    max_l2mtu: int | None
+    speed: str | None
+    auto_negotiation: bool | None
+    fec_mode: str | None
+    status: str | None  # link-ok | no-link
+    rate: str | None  # "200Gbps"
+    bridge: str | None = None
+    hw_offload: bool | None = None
+
+
+@dataclass(frozen=True)
+class BridgeFact:
+    name: str
+    mtu: int | None
+    ports: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SwitchFacts:
+    host: str
+    identity: str
+    version: str
+    board: str | None
+    lanes: dict[str, LaneFact]
+    bridges: tuple[BridgeFact, ...]
+    neighbors: tuple[NeighborFact, ...]
+    lldp_enabled: bool | None = None
+
+
+@dataclass(frozen=True)
+class PingFact:
+    """A don't-fragment ping from one twin to another (active probe)."""
+
+    src_host: str
+    src_netdev: str
+    dst_host: str
+    dst_netdev: str
+    dst_addr: str
+    size: int
+    sent: int
+    received: int
+    error: str | None = None  # e.g. "local error: message too long, mtu=1500"
+    link_id: str | None = None
+
+
+@dataclass(frozen=True)
+class BandwidthFact:
+    """One bandwidth measurement on a link (active probe)."""
+
+    link_id: str
+    tool: str  # "iperf3" or "ib_write_bw"
+    twin: int | None  # 0 = A, 1 = B, None = both twins at once
+    src_host: str
+    dst_host: str
+    gbps: float | None
+    error: str | None = None
+    round: int = 0
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Facts:
+    """All facts of one run. `errors` maps a host to why it could not be read."""
+
+    collected: str
+    topology: str
+    sparks: dict[str, SparkFacts] = field(default_factory=dict)
+    switch: SwitchFacts | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+    pings: tuple[PingFact, ...] = ()
+    bandwidth: tuple[BandwidthFact, ...] = ()
+    schedule: dict[str, Any] = field(default_factory=dict)
+
+
+_ADAPTER: TypeAdapter[Facts] = TypeAdapter(Facts)
+
+
+def facts_to_json(facts: Facts) -> str:
+    return json.dumps(asdict(facts), indent=2, sort_keys=True) + "\n"
+
+
+def facts_from_json(text: str) -> Facts:
+    """Load recorded facts (as written by `fabric facts --json`)."""
+    return _ADAPTER.validate_json(text)

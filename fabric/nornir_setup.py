@@ -1,0 +1,63 @@
+"""Build a Nornir object for a Target: SimpleInventory from its files, credentials from the
+Target (never from the files), host-key verification on, hosts limited to the intent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nornir import InitNornir
+from nornir.core import Nornir
+from nornir.core.inventory import ConnectionOptions
+
+from fabric.target import Target
+
+
+def netmiko_extras(target: Target) -> dict[str, Any]:
+    """Netmiko connection extras: keys, and strict host-key checking against known_hosts."""
+    c = target.credentials
+    extras: dict[str, Any] = {
+        "ssh_strict": c.strict_host_keys,
+        "system_host_keys": False,
+        "alt_host_keys": c.known_hosts is not None,
+        "allow_agent": False,
+        "conn_timeout": 10,
+        "auth_timeout": 10,
+        "banner_timeout": 10,
+    }
+    if c.known_hosts is not None:
+        extras["alt_key_file"] = str(c.known_hosts)
+    if c.ssh_key is not None:
+        extras["use_keys"] = True
+        extras["key_file"] = str(c.ssh_key)
+    return extras
+
+
+def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8) -> Nornir:
+    """A Nornir for the target's hosts that are in the intent (or the `hosts` given)."""
+    inv = target.inventory_dir
+    nr = InitNornir(
+        runner={"plugin": "threaded", "options": {"num_workers": workers}},
+        inventory={"plugin": "SimpleInventory", "options": {
+            "host_file": str(inv / "hosts.yaml"), "group_file": str(inv / "groups.yaml"),
+            "defaults_file": str(inv / "defaults.yaml")}},
+        logging={"enabled": False},
+    )
+    wanted = set(hosts) if hosts is not None else set(target.intent.graph.nodes)
+    nr = nr.filter(filter_func=lambda h: h.name in wanted)
+    c = target.credentials
+    for host in nr.inventory.hosts.values():
+        role = host.get("role")
+        if role == "switch":
+            host.username = c.routeros_user
+            host.password = c.routeros_password
+            host.connection_options["routeros_api"] = ConnectionOptions(
+                hostname=host.hostname, port=c.routeros_port, username=c.routeros_user,
+                password=c.routeros_password, extras={"plaintext_login": True})
+            host.connection_options["netmiko"] = ConnectionOptions(
+                extras=netmiko_extras(target))
+        else:
+            host.username = c.ssh_user
+            host.password = c.ssh_password
+            host.connection_options["netmiko"] = ConnectionOptions(
+                platform="linux", extras=netmiko_extras(target))
+    return nr
