@@ -148,3 +148,17 @@ def print_reply(rows: list[Row], req: Request) -> Reply:
         wanted = list(req.proplist)
         chosen = [{k: row[k] for k in wanted if k in row} for row in chosen]
     return Reply(rows=chosen, is_print=True)
+
+
+Setter = Callable[[Device, list[str], dict[str, str]], None]
+
+
+def toggle(setter: Setter, disabled: bool) -> Handler:
+    """``enable`` / ``disable`` commands: ``set disabled=`` on the named items."""
+
+    def handler(dev: Device, req: Request) -> Reply:
+        check_args(req, (".id", "numbers"))
+        setter(dev, target_refs(req), {"disabled": yes(disabled)})
+        return Reply()
+
+    return handler

@@ -6,7 +6,6 @@ from ..device import Device
 from ..errors import Trap, no_match
 from ..state import Bridge, BridgePort, State
 from .base import (
-    Handler,
     Menu,
     Reply,
     Request,
@@ -18,6 +17,7 @@ from .base import (
     pick,
     print_reply,
     target_refs,
+    toggle,
     yes,
 )
 
@@ -141,15 +141,6 @@ def bridge_remove(dev: Device, req: Request) -> Reply:
     return Reply()
 
 
-def _bridge_toggle(disabled: bool) -> Handler:
-    def handler(dev: Device, req: Request) -> Reply:
-        check_args(req, (".id", "numbers"))
-        set_bridges(dev, target_refs(req), {"disabled": yes(disabled)})
-        return Reply()
-
-    return handler
-
-
 # --- ports -------------------------------------------------------------------------------
 
 
@@ -257,15 +248,6 @@ def port_remove(dev: Device, req: Request) -> Reply:
     return Reply()
 
 
-def _port_toggle(disabled: bool) -> Handler:
-    def handler(dev: Device, req: Request) -> Reply:
-        check_args(req, (".id", "numbers"))
-        set_ports(dev, target_refs(req), {"disabled": yes(disabled)})
-        return Reply()
-
-    return handler
-
-
 MENUS = (
     Menu(
         "/interface/bridge",
@@ -275,8 +257,8 @@ MENUS = (
             "add": bridge_add,
             "set": bridge_set,
             "remove": bridge_remove,
-            "enable": _bridge_toggle(False),
-            "disable": _bridge_toggle(True),
+            "enable": toggle(set_bridges, False),
+            "disable": toggle(set_bridges, True),
         },
     ),
     Menu(
@@ -287,8 +269,8 @@ MENUS = (
             "add": port_add,
             "set": port_set,
             "remove": port_remove,
-            "enable": _port_toggle(False),
-            "disable": _port_toggle(True),
+            "enable": toggle(set_ports, False),
+            "disable": toggle(set_ports, True),
         },
     ),
 )

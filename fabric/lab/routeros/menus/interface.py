@@ -8,7 +8,6 @@ from ..device import Device, LaneView
 from ..platform import FEC_MODES, LINK_MODES
 from ..state import Lane, State
 from .base import (
-    Handler,
     Menu,
     Reply,
     Request,
@@ -21,6 +20,7 @@ from .base import (
     pick,
     print_reply,
     target_refs,
+    toggle,
     yes,
 )
 
@@ -171,15 +171,6 @@ def ethernet_set(dev: Device, req: Request) -> Reply:
     return Reply()
 
 
-def _toggle(disabled: bool) -> Handler:
-    def handler(dev: Device, req: Request) -> Reply:
-        check_args(req, (".id", "numbers"))
-        set_lanes(dev, target_refs(req), {"disabled": yes(disabled)})
-        return Reply()
-
-    return handler
-
-
 def monitor_row(view: LaneView) -> Row:
     lane, result = view.lane, view.negotiated
     row: Row = {"name": lane.name}
@@ -254,8 +245,8 @@ MENUS = (
             "print": ethernet_print,
             "getall": ethernet_print,
             "set": ethernet_set,
-            "enable": _toggle(False),
-            "disable": _toggle(True),
+            "enable": toggle(set_lanes, False),
+            "disable": toggle(set_lanes, True),
             "monitor": ethernet_monitor,
         },
     ),
