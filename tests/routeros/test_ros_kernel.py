@@ -1,0 +1,147 @@
+"""The emulator against the REAL kernel, in a throw-away network namespace (needs root)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import routeros_api
+
+from fabric.lab.routeros.device import Device
+from fabric.lab.routeros.kernel import KernelBackend
+from fabric.lab.routeros.server import ApiServer
+from fabric.lab.routeros.state import StateFile, write_initial_state
+
+LANES = {"qsfp56-dd-1-1": 200, "qsfp56-dd-2-1": 400}
+PEERS = {"qsfp56-dd-1-1": "peer-1-1", "qsfp56-dd-2-1": "peer-2-1"}
+
+
+def ns_run(ns: str, *argv: str) -> str:
+    return subprocess.run(
+        ["ip", "netns", "exec", ns, *argv], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def link(ns: str, name: str) -> dict[str, Any]:
+    info: dict[str, Any] = json.loads(ns_run(ns, "ip", "-j", "link", "show", "dev", name))[0]
+    return info
+
+
+@pytest.fixture
+def netns() -> Iterator[str]:
+    ns = f"fabtest-ros-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for lane, peer in PEERS.items():
+            ns_run(ns, "ip", "link", "add", lane, "type", "veth", "peer", "name", peer)
+            ns_run(ns, "ip", "link", "set", lane, "up")
+            ns_run(ns, "ip", "link", "set", peer, "up")
+        yield ns
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+@pytest.fixture
+def state_path(tmp_path: Path) -> Path:
+    path = tmp_path / "crs804.json"
+    write_initial_state(path, "crs804", LANES, "admin", "pw")
+    return path
+
+
+@pytest.fixture
+def api(netns: str, state_path: Path) -> Iterator[Any]:
+    device = Device(StateFile(state_path), KernelBackend(netns), line_rate_mbit=10000)
+    device.reconcile()
+    server = ApiServer(("127.0.0.1", 0), device)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    pool = routeros_api.RouterOsApiPool(
+        "127.0.0.1", username="admin", password="pw", port=server.server_address[1],
+        plaintext_login=True,
+    )  # fmt: skip
+    try:
+        yield pool.get_api()
+    finally:
+        pool.disconnect()
+        server.shutdown()
+        server.server_close()
+
+
+def _monitor(api: Any, lane: str) -> dict[str, str]:
+    rows = api.get_resource("/interface/ethernet").call("monitor", {"numbers": lane, "once": ""})
+    return dict(rows[0])
+
+
+def _row(api: Any, lane: str) -> dict[str, str]:
+    return dict(api.get_resource("/interface").get(name=lane)[0])
+
+
+def _tbf(ns: str, dev: str) -> list[dict[str, Any]]:
+    qdiscs = json.loads(ns_run(ns, "tc", "-j", "qdisc", "show", "dev", dev))
+    return [q for q in qdiscs if q.get("kind") == "tbf"]
+
+
+def test_set_mtu_changes_kernel_mtu(api: Any, netns: str) -> None:
+    api.get_resource("/interface/ethernet").set(id="qsfp56-dd-2-1", mtu="9000")
+    assert link(netns, "qsfp56-dd-2-1")["mtu"] == 9000
+    ns_run(netns, "ip", "link", "set", "qsfp56-dd-2-1", "mtu", "1600")
+    assert _row(api, "qsfp56-dd-2-1")["mtu"] == "1600"
+
+
+def test_link_down_underneath_shows_in_print_and_monitor(api: Any, netns: str) -> None:
+    assert _row(api, "qsfp56-dd-2-1")["running"] == "true"
+    assert _monitor(api, "qsfp56-dd-2-1")["status"] == "link-ok"
+    ns_run(netns, "ip", "link", "set", "peer-2-1", "down")  # the far end: carrier lost
+    row = _row(api, "qsfp56-dd-2-1")
+    assert (row["running"], row["disabled"]) == ("false", "false")
+    assert _monitor(api, "qsfp56-dd-2-1")["status"] == "no-link"
+    ns_run(netns, "ip", "link", "set", "qsfp56-dd-2-1", "down")  # admin down on the switch
+    assert _row(api, "qsfp56-dd-2-1")["disabled"] == "true"
+
+
+def test_autoneg_on_200g_installs_tbf_and_forcing_removes_it(api: Any, netns: str) -> None:
+    [tbf] = _tbf(netns, "qsfp56-dd-1-1")
+    assert tbf["options"]["rate"] == 5000 * 1_000_000 // 8  # bytes per second
+    assert _monitor(api, "qsfp56-dd-1-1")["rate"] == "100Gbps"
+    assert _tbf(netns, "qsfp56-dd-2-1") == []
+    api.get_resource("/interface/ethernet").set(
+        id="qsfp56-dd-1-1", speed="200G-baseCR4", **{"auto-negotiation": "no"}
+    )
+    assert _tbf(netns, "qsfp56-dd-1-1") == []
+    assert _monitor(api, "qsfp56-dd-1-1")["rate"] == "200Gbps"
+
+
+def test_bridge_port_enslaves_netdev(api: Any, netns: str) -> None:
+    api.get_resource("/interface/bridge").add(name="bridge1")
+    api.get_resource("/interface/bridge/port").add(bridge="bridge1", interface="qsfp56-dd-1-1")
+    assert link(netns, "qsfp56-dd-1-1")["master"] == "bridge1"
+    assert "bridge1" in ns_run(netns, "ip", "-o", "link", "show", "type", "bridge")
+
+
+def test_entry_point_reports_ready_and_serves(netns: str, state_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fabric.lab.routeros", "serve", "--state", str(state_path),
+         "--listen", "127.0.0.1:0", "--netns", netns],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("READY 127.0.0.1:"), line
+        port = int(line.rsplit(":", 1)[1])
+        pool = routeros_api.RouterOsApiPool(
+            "127.0.0.1", username="admin", password="pw", port=port, plaintext_login=True
+        )
+        identity = pool.get_api().get_resource("/system/identity").get()
+        assert identity[0]["name"] == "crs804"
+        pool.disconnect()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
