@@ -1,0 +1,236 @@
+"""`fabric lab up` and `fabric lab down`: build a lab out of namespaces, and remove it all."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabric.errors import InputError
+from fabric.intent.build import load_intent
+from fabric.intent.locate import default_inventory, resolve_topology
+from fabric.intent.model import Intent
+from fabric.lab import cabling, hostenv, labfiles, lldp, mgmt, names, ns, registry, sshd, switch
+from fabric.lab.registry import SCHEMA, LabInfo
+
+Progress = Callable[[str], None]
+TOOLS = ("ip", "tc", "unshare", "nsenter", "ssh-keygen", "openssl", "lldpcli", "ethtool",
+         sshd.SSHD, lldp.LLDPD)
+
+
+@dataclass
+class PlannedHost:
+    """One lab host before it is built: where it lives and what it runs."""
+
+    name: str
+    role: str
+    namespace: str
+    mgmt_if: str
+    mgmt_ip: str
+    mgmt_prefix: int
+    root_veth: str
+    fabric_ifs: list[str]
+    pids: dict[str, int] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_prerequisites() -> None:
+    """Root and the tools the lab runs; LabError naming what is missing."""
+    if os.geteuid() != 0:
+        raise ns.LabError("the lab needs root (network namespaces, mounts, sshd); run as root")
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        raise ns.LabError(f"missing tools: {', '.join(missing)} (run `make apt`)")
+
+
+@contextlib.contextmanager
+def _labs_lock() -> Iterator[None]:
+    names.LABS_ROOT.mkdir(parents=True, exist_ok=True, mode=0o755)
+    with open(names.LABS_ROOT / ".lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def plan_hosts(lab: str, intent: Intent, slot: int) -> dict[str, PlannedHost]:
+    used = sorted(intent.graph.nodes)
+    others = 0
+    out: dict[str, PlannedHost] = {}
+    for name in used:
+        host = intent.hosts[name]
+        index = mgmt.host_index(host.role, host.node_id, others)
+        if host.role != "spark":
+            others += 1
+        addr = mgmt.address(slot, index)
+        if host.role == "switch":
+            fabric = sorted(link.end_of(name).port for link in intent.links_of(name))
+            mgmt_if = names.SWITCH_MGMT_IF
+        else:
+            fabric = cabling.twins_of(host)
+            mgmt_if = host.mgmt_interface or names.SPARK_MGMT_IF
+        out[name] = PlannedHost(name, host.role, names.netns(lab, name), mgmt_if,
+                                str(addr.ip), addr.network.prefixlen,
+                                names.mgmt_veth(slot, name), fabric)
+    return out
+
+
+def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
+            hosts: dict[str, PlannedHost], created: str) -> dict[str, Any]:
+    return {"schema": SCHEMA, "name": lab, "topology": intent.name,
+            "topology_source": str(source.resolve()), "created": created, "state": state,
+            "slot": slot, "subnet": str(mgmt.subnet(slot)), "bridge": names.bridge(lab),
+            "switch": intent.switch.host if intent.switch else None,
+            "api_port": switch.API_PORT,
+            "hosts": {h: p.record() for h, p in hosts.items()}}
+
+
+def up(topology: str, lab: str, progress: Progress = lambda _: None) -> LabInfo:
+    """Build lab `lab` from `topology`; on any failure everything built so far is removed."""
+    names.check_lab_name(lab)
+    check_prerequisites()
+    source = resolve_topology(topology)
+    inventory = default_inventory()
+    intent = load_intent(source, inventory)
+    with _labs_lock():
+        d = registry.lab_dir(lab)
+        if d.exists():
+            raise InputError(f"lab {lab} already exists; remove it first with "
+                             f"`fabric lab down --name {lab}`")
+        taken = [int((registry.read_record(n) or {}).get("slot", 0))
+                 for n in registry.list_labs()]
+        slot = mgmt.free_slot(taken)
+        hosts = plan_hosts(lab, intent, slot)
+        d.mkdir(mode=0o755)
+        created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        labfiles.write_json(d / "lab.json",
+                            _record(lab, intent, source, slot, "building", hosts, created))
+    progress(f"lab {lab}: {intent.name}, {len(hosts)} hosts, management {mgmt.subnet(slot)}")
+    try:
+        _build(lab, intent, source, inventory, slot, hosts, d, progress)
+        labfiles.write_json(d / "lab.json",
+                            _record(lab, intent, source, slot, "up", hosts, created))
+    except BaseException:
+        progress(f"lab {lab}: build failed, cleaning up")
+        down(lab)
+        raise
+    return registry.load_lab(lab)
+
+
+def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
+           hosts: dict[str, PlannedHost], d: Path, progress: Progress) -> None:
+    for sub in ("ssh", "hosts", "inventory", "logs"):
+        (d / sub).mkdir(mode=0o755)
+    for h in hosts:
+        (d / "hosts" / h).mkdir(mode=0o755)
+    with ThreadPoolExecutor(max_workers=max(2, len(hosts) + 1)) as pool:
+        keys = {h: pool.submit(sshd.keygen, d / "hosts" / h / "ssh_host_ed25519_key", h)
+                for h in hosts}
+        client = pool.submit(sshd.keygen, d / "ssh" / "id_ed25519", f"fabric-lab-{lab}")
+        _wire(lab, intent, slot, hosts)
+        progress(f"namespaces, management bridge {names.bridge(lab)} and "
+                 f"{len(intent.links)} cables")
+        secrets = labfiles.new_secrets()
+        _write_files(lab, intent, source, inventory, hosts, d, secrets,
+                     {h: f.result() for h, f in keys.items()}, client.result())
+        list(pool.map(lambda h: _start_host(lab, intent, h, d, secrets), hosts.values()))
+    progress("sshd, lldpd" + (" and the RouterOS API" if intent.switch else "") + " running")
+    for planned in hosts.values():
+        lldp.announce(planned.pids["holder"])
+    load_intent(d / "topology.yaml", d / "inventory")  # the lab's own files must load
+
+
+def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) -> None:
+    ns.ip_batch(f"netns add {h.namespace}" for h in hosts.values())
+    veths = {h.name: (h.root_veth, h.namespace, h.mgmt_if) for h in hosts.values()}
+    ns.ip_batch([*mgmt.root_lines(slot, names.bridge(lab), veths),
+                 *cabling.cable_lines(lab, intent)])
+
+    def inside(h: PlannedHost) -> None:
+        lines = mgmt.host_lines(h.mgmt_if, mgmt.address(slot, int(h.mgmt_ip.split(".")[-1])))
+        if h.role == "switch":
+            lines += cabling.switch_lines(intent, h.name)
+        elif h.role == "spark":
+            lines += cabling.spark_lines(intent, intent.hosts[h.name])
+        ns.ip_batch(lines, h.namespace)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        list(pool.map(inside, hosts.values()))
+
+
+def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
+                 hosts: dict[str, PlannedHost], d: Path, secrets: dict[str, str],
+                 host_keys: dict[str, str], client_key: str) -> None:
+    labfiles.write_topology(source, d / "topology.yaml", lab)
+    labfiles.write_inventory(inventory, d / "inventory", {h: p.mgmt_ip for h, p in hosts.items()})
+    labfiles.write_private(d / "secrets.json", labfiles.json_text(secrets))
+    (d / "ssh" / "known_hosts").write_text("".join(
+        sshd.known_hosts_line(p.mgmt_ip, host_keys[h]) + "\n" for h, p in hosts.items()))
+    (d / "ssh" / "authorized_keys").write_text(client_key + "\n")
+    for h, p in hosts.items():
+        hd = d / "hosts" / h
+        is_switch = p.role == "switch"
+        users = switch.ssh_users(secrets["routeros_user"]) if is_switch else [secrets["ssh_user"]]
+        force = switch.shell_command(d / "switch-state.json") if is_switch else None
+        (hd / "sshd_config").write_text(sshd.config(
+            address=p.mgmt_ip, host_key=hd / "ssh_host_ed25519_key",
+            authorized_keys=d / "ssh" / "authorized_keys", users=users, force_command=force,
+            passwords=is_switch))
+        (hd / "lldpd.conf").write_text(lldp.config(h))
+        if is_switch:
+            switch.write_accounts(hd, secrets["routeros_user"], secrets["routeros_password"])
+            switch.write_state(d / "switch-state.json", h, cabling.lanes_of(intent, h),
+                               secrets["routeros_user"], secrets["routeros_password"])
+
+
+def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
+                secrets: dict[str, str]) -> None:
+    hd = d / "hosts" / p.name
+    logs = d / "logs"
+    holder = hostenv.start_holder(p.namespace, p.name, d, hd)
+    p.pids["holder"] = holder
+    if p.role == "switch":
+        p.pids["api"] = switch.start_api(holder, p.name, d / "switch-state.json", p.mgmt_ip,
+                                         hd / "api.ready", logs / f"{p.name}.api.log")
+    p.pids["sshd"] = sshd.start(holder, p.name, hd / "sshd_config",
+                                logs / f"{p.name}.sshd.log", p.mgmt_ip)
+    if p.fabric_ifs:
+        p.pids["lldpd"] = lldp.start(holder, p.name, p.fabric_ifs, p.mgmt_ip,
+                                     hd / "lldpd.conf", logs / f"{p.name}.lldpd.log")
+
+
+def down(lab: str) -> bool:
+    """Remove lab `lab` entirely (processes, namespaces, bridge, veths, state); False if absent."""
+    d = registry.lab_dir(lab)
+    record = registry.read_record(lab)
+    if record is None and not d.exists():
+        return False
+    check_prerequisites()
+    hosts: dict[str, Any] = (record or {}).get("hosts", {})
+    namespaces = [h["namespace"] for h in hosts.values()]
+    inodes = {i for i in (ns.netns_inode(n) for n in namespaces) if i is not None}
+    recorded = [pid for h in hosts.values() for pid in h.get("pids", {}).values()]
+    ns.kill_all([*ns.pids_in_netns(inodes), *(p for p in recorded if _in(p, inodes))])
+    ns.ip_batch((f"netns del {n}" for n in namespaces if ns.netns_exists(n)), force=True)
+    if record is not None:
+        mgmt.teardown(record.get("bridge", names.bridge(lab)),
+                      [h["root_veth"] for h in hosts.values()])
+    shutil.rmtree(d, ignore_errors=True)
+    return True
+
+
+def _in(pid: int, inodes: set[int]) -> bool:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino in inodes
+    except OSError:
+        return False

@@ -1,0 +1,39 @@
+"""lldpd in every lab host: system name = hostname, port id = interface name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fabric.lab import ns
+from fabric.lab.hostenv import host_path
+
+LLDPD = "/usr/sbin/lldpd"
+#: Shorter than lldpd's 30 s default so a re-cabled lab settles quickly (TTL = 4 x this).
+TX_INTERVAL_S = 10
+
+
+def config(hostname: str) -> str:
+    return (f"configure system hostname {hostname}\n"
+            "configure lldp portidsubtype ifname\n"
+            f"configure lldp tx-interval {TX_INTERVAL_S}\n")
+
+
+def start(holder_pid: int, host: str, interfaces: Sequence[str], mgmt_ip: str,
+          conf: Path, log: Path) -> int:
+    """Start lldpd on exactly `interfaces` and wait for its control socket; its pid.
+
+    lldpd skips macvlans when matched by a wildcard but uses any interface named exactly, so
+    the twins are listed by name.
+    """
+    argv = [LLDPD, "-d", "-I", ",".join(interfaces), "-m", mgmt_ip, "-O", str(conf)]
+    pid = ns.spawn(ns.in_host(holder_pid, argv), log)
+    sock = host_path(holder_pid, "/run/lldpd.socket")
+    ns.wait_until(f"{host}: lldpd", sock.exists, timeout=15,
+                  failed=lambda: ns.exited_with(pid, log))
+    return pid
+
+
+def announce(holder_pid: int) -> None:
+    """Make lldpd send an LLDPDU on every interface now (`lldpcli update`)."""
+    ns.run(ns.in_host(holder_pid, ["lldpcli", "update"]))
