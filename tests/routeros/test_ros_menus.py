@@ -196,3 +196,12 @@ def test_lldpcli_json_one_and_many() -> None:
     assert [x.identity for x in parse_neighbors(json.dumps(many))] == ["spark01", "spark02"]
     assert parse_neighbors('{"lldp": {}}') == []
     assert parse_neighbors("") == []
+
+
+def test_disabling_a_lane_bounces_its_port_group(api: Any, lab: Lab) -> None:
+    lab.backend.calls.clear()
+    api.get_resource("/interface/ethernet").set(id="qsfp56-dd-1-1", disabled="yes")
+    assert ("admin", "qsfp56-dd-1-1", "down") in lab.backend.calls
+    bounce = [c for c in lab.backend.calls if c[1] == "qsfp56-dd-1-5"]
+    assert bounce == [("admin", "qsfp56-dd-1-5", "down"), ("admin", "qsfp56-dd-1-5", "up")]
+    assert not [c for c in lab.backend.calls if c[1] == "qsfp56-dd-2-1"]

@@ -82,6 +82,16 @@ class Device:
         phy = ("disabled", "speed", "auto_negotiation", "fec_mode")
         if any(getattr(before, f) != getattr(after, f) for f in phy):
             self._reconcile_phy(after, link)
+        if before.disabled != after.disabled:
+            self._bounce_port_group(after.name, links)
+
+    def _bounce_port_group(self, changed: str, links: dict[str, KernelLink]) -> None:
+        """Enabling/disabling one sub-interface restarts its whole QSFP56-DD port (CRS804)."""
+        group = changed.rsplit("-", 1)[0] + "-"
+        for name, link in links.items():
+            if name.startswith(group) and name != changed and link.admin_up:
+                self.backend.set_admin(name, False)
+                self.backend.set_admin(name, True)
 
     def _reconcile_phy(self, lane: Lane, link: KernelLink) -> None:
         want_up = not lane.disabled and negotiate(lane).link

@@ -97,11 +97,11 @@ class Session:
 
     def handle(self, words: list[bytes]) -> None:
         tag: str | None = None
+        if self.user is None and words[0] != b"/login":
+            raise Fatal("not logged in")
         try:
             sentence = parse_sentence(words)
             tag = sentence.tag
-            if self.user is None and sentence.command != "/login":
-                raise Fatal("not logged in")
             reply = self.dispatch(sentence)
         except Trap as exc:
             self.trap(exc, tag)
