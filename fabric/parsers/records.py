@@ -359,12 +359,12 @@ class NcclTestRow(Record):
     redop: str
     root: int | None  # None in the old format
     oop_time_us: float
-    oop_algbw_GBps: float  # noqa: N815 - GB/s is not Gb/s
-    oop_busbw_GBps: float  # noqa: N815
+    oop_algbw_GBps: float
+    oop_busbw_GBps: float
     oop_wrong: str
     ip_time_us: float
-    ip_algbw_GBps: float  # noqa: N815
-    ip_busbw_GBps: float  # noqa: N815
+    ip_algbw_GBps: float
+    ip_busbw_GBps: float
     ip_wrong: str
 
 
@@ -376,7 +376,7 @@ class NcclTestSummary(Record):
     collective: str | None
     ranks: tuple[str, ...]  # hostnames, rank order
     out_of_bounds: int | None
-    avg_busbw_GBps: float | None  # noqa: N815 - None when the footer is missing (truncated run)
+    avg_busbw_GBps: float | None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,9 @@ from fabric.errors import ParseError
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 INDEX_FILE = TEMPLATE_DIR / "index"
 
+#: Key added to every row: the 1-based input line at which the record was completed.
+LINE_KEY = "_LINE"
+
 #: One parsed TextFSM record: value name -> text (or list of texts for ``List`` values).
 Row = dict[str, "str | list[str]"]
 
@@ -38,10 +41,17 @@ class _CountingFSM(textfsm.TextFSM):  # type: ignore[misc]
     """TextFSM that remembers how many input lines it has consumed."""
 
     line_no = 0
+    record_lines: list[int]
 
-    def _CheckLine(self, line: str) -> None:  # noqa: N802 - overrides TextFSM's name
+    def _CheckLine(self, line: str) -> None:
         self.line_no += 1
         super()._CheckLine(line)
+
+    def _AppendRecord(self) -> None:
+        before = len(self._result)
+        super()._AppendRecord()
+        if len(self._result) > before:
+            self.record_lines.append(self.line_no)
 
 
 _ERROR_RULE = re.compile(r"Rule Line: (\d+)")
@@ -52,6 +62,7 @@ def run_template(kind: str, text: str) -> list[Row]:
     name = template_index()[kind]
     with (TEMPLATE_DIR / name).open() as handle:
         fsm = _CountingFSM(handle)
+    fsm.record_lines = []
     lines = text.splitlines()
     try:
         rows = fsm.ParseText(text)
@@ -60,7 +71,10 @@ def run_template(kind: str, text: str) -> list[Row]:
         line = lines[line_no - 1] if 0 < line_no <= len(lines) else ""
         raise ParseError(kind, line_no, line, "unexpected line") from exc
     header: list[str] = fsm.header
-    return [dict(zip(header, row, strict=True)) for row in rows]
+    return [
+        {**dict(zip(header, row, strict=True)), LINE_KEY: str(line_no)}
+        for row, line_no in zip(rows, fsm.record_lines, strict=True)
+    ]
 
 
 def template_states(path: Path) -> dict[str, list[str]]:
