@@ -20,12 +20,14 @@ def read_chronyc_tracking(kind: str, raw: str) -> list[Record]:
             line_no, line = find_line(raw, "Leap status")
             raise ParseError(kind, line_no, line, f"tracking block lacks {', '.join(missing)}")
         offset = float(text(r, "SYSTEM_OFFSET"))
+        if text(r, "SYSTEM_DIRECTION") == "slow":
+            offset = -offset or 0.0
         records.append(
             ChronyTracking(
                 reference_id=text(r, "REF_ID"),
                 reference_name=opt(r, "REF_NAME"),
                 stratum=int(text(r, "STRATUM")),
-                system_time_offset_s=offset if text(r, "SYSTEM_DIRECTION") == "fast" else -offset,
+                system_time_offset_s=offset,
                 last_offset_s=float(text(r, "LAST_OFFSET")),
                 rms_offset_s=float(text(r, "RMS_OFFSET")),
                 leap_status=text(r, "LEAP"),

@@ -16,7 +16,7 @@ def read_dmesg(kind: str, raw: str) -> list[Record]:
             timestamp=text(r, "TIMESTAMP").strip("[] "),
             driver=opt(r, "DRIVER"),
             bus_id=opt(r, "BUS_ID"),
-            netdev=opt(r, "NETDEV"),
+            device=opt(r, "NETDEV"),
             message=text(r, "MESSAGE"),
         )
         for r in rows

@@ -85,9 +85,10 @@ def read_ip_br(kind: str, raw: str) -> list[Record]:
 
 
 def read_ip_addr_show(kind: str, raw: str) -> list[Record]:
-    """``ip addr show`` text (prefer ``ip -j addr``); a bare ``| grep inet`` has no ifname."""
+    """``ip addr show`` text (prefer ``ip -j addr``): IpLinks; a bare ``| grep inet`` gives
+    IpAddress records, since it names no interface."""
     rows = run_template(kind, blank_shell_echo(raw, _ECHO))
-    links: list[Record] = []
+    records: list[Record] = []
     for r in rows:
         addresses = [
             IpAddress("inet", a, int(p), s)
@@ -98,9 +99,12 @@ def read_ip_addr_show(kind: str, raw: str) -> list[Record]:
             for a, p, s in zip(texts(r, "INET6"), texts(r, "INET6_LEN"), texts(r, "INET6_SCOPE"),
                                strict=True)
         ]
-        links.append(
+        if not text(r, "IFNAME"):
+            records.extend(addresses)  # a grep of the inet lines names no interface
+            continue
+        records.append(
             IpLink(
-                ifname=text(r, "IFNAME") or "",
+                ifname=text(r, "IFNAME"),
                 ifindex=opt_int(r, "IFINDEX"),
                 mtu=opt_int(r, "MTU"),
                 operstate=opt(r, "STATE"),
@@ -110,7 +114,7 @@ def read_ip_addr_show(kind: str, raw: str) -> list[Record]:
                 addresses=tuple(addresses),
             )
         )
-    return links
+    return records
 
 
 KINDS = (

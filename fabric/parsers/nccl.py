@@ -68,7 +68,7 @@ def _row(kind: str, raw: str, r: Row) -> NcclTestRow:
     return NcclTestRow(
         size_bytes=int(text(r, "SIZE")),
         count=int(text(r, "COUNT")),
-        type=text(r, "TYPE"),
+        dtype=text(r, "TYPE"),
         redop=text(r, "REDOP"),
         root=opt_int(r, "ROOT"),
         oop_time_us=num("OOP_TIME"),

@@ -80,7 +80,7 @@ def read_ibv_devinfo(kind: str, raw: str) -> list[Record]:
     ports: list[Record] = []
     for r in rows:
         gids = tuple(
-            IbvGid(index=int(i), gid=g, type=t)
+            IbvGid(index=int(i), gid=g, gid_type=t)
             for i, g, t in zip(
                 texts(r, "GID_INDEX"), texts(r, "GID"), texts(r, "GID_TYPE"), strict=True
             )

@@ -57,7 +57,7 @@ class IbvGid(Record):
 
     index: int
     gid: str
-    type: str  # "RoCE v1" / "RoCE v2"
+    gid_type: str  # "RoCE v1" / "RoCE v2"
 
 
 @dataclass(frozen=True)
@@ -355,7 +355,7 @@ class NcclTestRow(Record):
 
     size_bytes: int
     count: int
-    type: str
+    dtype: str
     redop: str
     root: int | None  # None in the old format
     oop_time_us: float
@@ -434,5 +434,5 @@ class KernelEvent(Record):
     timestamp: str
     driver: str | None
     bus_id: str | None
-    netdev: str | None
+    device: str | None  # the netdev or RDMA device named after the bus id
     message: str
