@@ -10,7 +10,7 @@ from rich.table import Table
 
 from fabric.lab import names
 
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 NameOpt = typer.Option(names.DEFAULT_LAB, "--name", "-n", help="Lab name (namespaces NAME-host).")
 

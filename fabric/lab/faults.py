@@ -1,24 +1,448 @@
-"""Faults injected into a lab, recorded so `heal` can undo them (placeholder)."""
+"""Faults injected into a lab, recorded in `faults.json` so `heal` undoes them newest first.
+
+Each fault changes what the "hardware" reports (ip link, ethtool, lldpcli, the RouterOS API),
+the way a bad cable, a mis-set switch port or a mis-configured host would.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import ipaddress
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabric.errors import InputError
+from fabric.intent.build import load_intent
+from fabric.intent.model import Intent, Link
+from fabric.lab import cabling, labfiles, lldp, names, ns, registry, sshd
+from fabric.lab.registry import LabInfo
+
+DEGRADED_MBIT = 1000
+WRONG_HOST = 200
 
 
 @dataclass(frozen=True)
 class Fault:
+    """One injected fault: what, where, what it did, and the data to undo it."""
+
     kind: str
     target: str
     summary: str
+    undo: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    info: LabInfo
+    intent: Intent
+
+    def netns(self, host: str) -> str:
+        if host not in self.info.namespaces:
+            raise InputError(f"{host} is not a host of lab {self.info.name} "
+                             f"({', '.join(sorted(self.info.namespaces))})")
+        return self.info.namespaces[host]
+
+    def holder(self, host: str) -> int:
+        return self.info.hosts[host].pids["holder"]
+
+
+def _path(lab: str) -> Path:
+    return registry.lab_dir(lab) / "faults.json"
 
 
 def active_faults(lab: str) -> list[Fault]:
-    return []
+    """The faults injected into `lab` and not healed yet, oldest first."""
+    try:
+        data = json.loads(_path(lab).read_text())
+    except (OSError, ValueError):
+        return []
+    return [Fault(**f) for f in data]
+
+
+def _save(lab: str, faults: list[Fault]) -> None:
+    labfiles.write_json(_path(lab), [asdict(f) for f in faults])
+
+
+# --- targets -------------------------------------------------------------------------------
+
+def _link(ctx: _Ctx, target: str) -> tuple[Link, str]:
+    """A link id, `host:port` or a bare switch lane -> (link, the host whose end was named)."""
+    if "--" in target:
+        try:
+            link = ctx.intent.link(target)
+        except KeyError:
+            raise InputError(f"no link {target!r} in lab {ctx.info.name}; links: "
+                             f"{', '.join(lk.id for lk in ctx.intent.links)}") from None
+        return link, link.a.host
+    host, _, port = target.rpartition(":")
+    if not host and ctx.info.switch:
+        host = ctx.info.switch
+    ctx.netns(host)
+    found = cabling.link_by_end(ctx.intent, host, port)
+    if found is None:
+        raise InputError(f"{host}:{port} has no cable in lab {ctx.info.name}")
+    return found, host
+
+
+def _lane(ctx: _Ctx, target: str) -> str:
+    if ctx.info.switch is None:
+        raise InputError(f"lab {ctx.info.name} has no switch ({ctx.info.topology})")
+    link, _ = _link(ctx, target)
+    return link.end_of(ctx.info.switch).port
+
+
+def _end(ctx: _Ctx, host: str, port: str) -> cabling.CableEnd:
+    from fabric.intent.model import Endpoint
+
+    return cabling.cable_end(ctx.intent, Endpoint(host, port))
+
+
+def _host_netdev(ctx: _Ctx, target: str) -> tuple[str, str]:
+    host, sep, netdev = target.partition(":")
+    if not sep or not netdev:
+        raise InputError(f"expected HOST:NETDEV (e.g. spark01:enp1s0f0np0), got {target!r}")
+    ctx.netns(host)
+    return host, netdev
+
+
+# --- kernel helpers --------------------------------------------------------------------------
+
+def _link_info(netns: str, dev: str) -> dict[str, Any]:
+    data = json.loads(ns.run(["ip", "-n", netns, "-j", "-d", "link", "show", "dev", dev]))
+    info: dict[str, Any] = data[0]
+    return info
+
+
+def _ipv4(netns: str, dev: str) -> list[str]:
+    data = json.loads(ns.run(["ip", "-n", netns, "-j", "-4", "addr", "show", "dev", dev]))
+    return [f"{a['local']}/{a['prefixlen']}" for d in data for a in d.get("addr_info", [])]
+
+
+def _root_tbf(netns: str, dev: str) -> dict[str, Any] | None:
+    data = json.loads(ns.run(["ip", "netns", "exec", netns, "tc", "-j", "qdisc", "show",
+                              "dev", dev]) or "[]")
+    for q in data:
+        if q.get("kind") == "tbf" and q.get("root"):
+            opts = q.get("options", {})
+            return {"rate": int(opts.get("rate", 0)), "burst": int(opts.get("burst", 0))}
+    return None
+
+
+def _set_tbf(netns: str, dev: str, tbf: dict[str, Any] | None) -> None:
+    tc = ["ip", "netns", "exec", netns, "tc", "qdisc"]
+    if tbf is None:
+        if _root_tbf(netns, dev) is not None:
+            ns.run([*tc, "del", "dev", dev, "root"])
+        return
+    ns.run([*tc, "replace", "dev", dev, "root", "tbf", "rate", f"{tbf['rate'] * 8}bit",
+            "burst", str(max(int(tbf["burst"]), 1 << 20)), "latency", "50ms"])
+
+
+def _refresh_lldp(ctx: _Ctx, hosts: set[str]) -> None:
+    """Restart lldpd on `hosts` (forgetting stale neighbours) and make everyone announce."""
+    record = registry.read_record(ctx.info.name) or {}
+    for host in sorted(hosts):
+        h = ctx.info.hosts[host]
+        if "lldpd" not in h.pids:
+            continue
+        ns.kill_all([h.pids["lldpd"]])
+        hd = ctx.info.dir / "hosts" / host
+        pid = lldp.start(h.pids["holder"], host, record["hosts"][host]["fabric_ifs"], h.mgmt_ip,
+                         hd / "lldpd.conf", ctx.info.dir / "logs" / f"{host}.lldpd.log")
+        record["hosts"][host]["pids"]["lldpd"] = pid
+    labfiles.write_json(ctx.info.dir / "lab.json", record)
+    _announce_all(ctx)
+
+
+def _announce_all(ctx: _Ctx) -> None:
+    for h in ctx.info.hosts.values():
+        if "lldpd" in h.pids:
+            lldp.announce(h.pids["holder"])
+
+
+# --- the faults ------------------------------------------------------------------------------
+
+def _mtu(ctx: _Ctx, target: str) -> Fault:
+    lane = _lane(ctx, target)
+    assert ctx.info.switch is not None
+    netns = ctx.netns(ctx.info.switch)
+    before = int(_link_info(netns, lane)["mtu"])
+    if before <= 1500:
+        raise ns.LabError(f"{lane} already has MTU {before}: configure the switch first "
+                          f"(fabric push --lab {ctx.info.name} --apply)")
+    ns.run(["ip", "-n", netns, "link", "set", "dev", lane, "mtu", "1500"])
+    return Fault("mtu", target, f"{ctx.info.switch} {lane} kernel MTU {before} -> 1500",
+                 {"host": ctx.info.switch, "dev": lane, "mtu": before})
+
+
+def _undo_mtu(ctx: _Ctx, u: dict[str, Any]) -> None:
+    ns.run(["ip", "-n", ctx.netns(u["host"]), "link", "set", "dev", u["dev"], "mtu",
+            str(u["mtu"])])
+
+
+def _link_down(ctx: _Ctx, target: str) -> Fault:
+    link, host = _link(ctx, target)
+    end = _end(ctx, host, link.end_of(host).port)
+    ns.run(["ip", "-n", ctx.netns(host), "link", "set", "dev", end.netdev, "down"])
+    return Fault("link-down", target, f"cable {link.id} down at {host} ({end.netdev})",
+                 {"host": host, "dev": end.netdev})
+
+
+def _undo_link_down(ctx: _Ctx, u: dict[str, Any]) -> None:
+    ns.run(["ip", "-n", ctx.netns(u["host"]), "link", "set", "dev", u["dev"], "up"])
+    _announce_all(ctx)
+
+
+def _degrade(ctx: _Ctx, target: str) -> Fault:
+    link, _ = _link(ctx, target)
+    ends = [_end(ctx, ep.host, ep.port) for ep in link.ends()]
+    before = {f"{e.host}:{e.netdev}": _root_tbf(ctx.netns(e.host), e.netdev) for e in ends}
+    rate = {"rate": DEGRADED_MBIT * 1_000_000 // 8, "burst": 1 << 20}
+    for e in ends:
+        _set_tbf(ctx.netns(e.host), e.netdev, rate)
+    return Fault("degrade", target, f"cable {link.id} shaped to {DEGRADED_MBIT} Mbit/s both ways",
+                 {"before": before})
+
+
+def _undo_degrade(ctx: _Ctx, u: dict[str, Any]) -> None:
+    for key, tbf in u["before"].items():
+        host, dev = key.split(":", 1)
+        _set_tbf(ctx.netns(host), dev, tbf)
+
+
+def _swap(ctx: _Ctx, target: str) -> Fault:
+    parts = [p.strip() for p in target.split(",")]
+    if len(parts) != 2:
+        raise InputError(f"swap takes two cable ends A,B (e.g. crs804:qsfp56-dd-1-1,"
+                         f"crs804:qsfp56-dd-2-1), got {target!r}")
+    (la, ha), (lb, hb) = _link(ctx, parts[0]), _link(ctx, parts[1])
+    if la.id == lb.id:
+        raise InputError(f"{parts[0]} and {parts[1]} are the two ends of one cable")
+    if ctx.info.switch:
+        sw = ctx.info.switch
+        lanes = (la.end_of(sw).port, lb.end_of(sw).port)
+        _swap_names(ctx.netns(sw), *lanes)
+        undo: dict[str, Any] = {"rename": [sw, *lanes]}
+        hosts = {sw, la.peer_of(sw).host, lb.peer_of(sw).host}
+    else:
+        a, b = la.end_of(ha), lb.end_of(hb)
+        pa, pb = la.peer_of(ha), lb.peer_of(hb)
+        _repair(ctx, [(a.host, a.port, pb.host, pb.port), (b.host, b.port, pa.host, pa.port)])
+        undo = {"repair": [[a.host, a.port, pa.host, pa.port], [b.host, b.port, pb.host, pb.port]]}
+        hosts = {a.host, b.host, pa.host, pb.host}
+    _refresh_lldp(ctx, hosts)
+    return Fault("swap", target, f"cables {la.id} and {lb.id} re-paired", {**undo,
+                 "hosts": sorted(hosts)})
+
+
+def _undo_swap(ctx: _Ctx, u: dict[str, Any]) -> None:
+    if "rename" in u:
+        sw, a, b = u["rename"]
+        _swap_names(ctx.netns(sw), a, b)
+    else:
+        _repair(ctx, [tuple(x) for x in u["repair"]])
+    _refresh_lldp(ctx, set(u["hosts"]))
+
+
+def _swap_names(netns: str, a: str, b: str) -> None:
+    """Exchange two netdevs' names (the cables move, each name keeps its MTU and bridge)."""
+    ia, ib = _link_info(netns, a), _link_info(netns, b)
+    tmp = "fl-swap-tmp"
+    lines = [f"link set {a} down", f"link set {b} down", f"link set {a} name {tmp}",
+             f"link set {b} name {a}", f"link set {tmp} name {b}"]
+    for name, info in ((a, ia), (b, ib)):
+        lines.append(f"link set {name} mtu {info['mtu']}")
+        master = info.get("master")
+        lines.append(f"link set {name} master {master}" if master else f"link set {name} nomaster")
+        if "UP" in info.get("flags", []):
+            lines.append(f"link set {name} up")
+    ns.ip_batch(lines, netns)
+
+
+def _repair(ctx: _Ctx, pairs: list[tuple[str, ...]]) -> None:
+    """Re-lay Spark-to-Spark cables: each (host, port, host, port) becomes one new veth.
+
+    The twins are re-created on the new cable end with their MAC, MTU, state and addresses.
+    """
+    ports = {(h, p) for q in pairs for h, p in ((q[0], q[1]), (q[2], q[3]))}
+    saved = {hp: _save_twins(ctx, *hp) for hp in ports}
+    for host, port in ports:
+        ns.run(["ip", "-n", ctx.netns(host), "link", "del", "dev", names.lower(port)],
+               check=False)
+    root = [cabling.veth_line(ctx.info.name, ctx.intent, _end(ctx, ha, pa), _end(ctx, hb, pb))
+            for ha, pa, hb, pb in pairs]
+    ns.ip_batch(root)
+    for (host, port), twins in saved.items():
+        lower = names.lower(port)
+        lines = [f"link set {lower} up"]
+        for t in twins:
+            lines += [f"link add link {lower} name {t['name']} address {t['mac']} mtu {t['mtu']}"
+                      " type macvlan mode private"]
+            lines += [f"addr add {a} dev {t['name']}" for a in t["addrs"]]
+            if t["up"]:
+                lines.append(f"link set {t['name']} up")
+        ns.ip_batch(lines, ctx.netns(host))
+
+
+def _save_twins(ctx: _Ctx, host: str, port: str) -> list[dict[str, Any]]:
+    netns = ctx.netns(host)
+    out = []
+    for twin in ctx.intent.hosts[host].ports[port]:
+        info = _link_info(netns, twin.netdev)
+        out.append({"name": twin.netdev, "mac": info["address"], "mtu": info["mtu"],
+                    "up": "UP" in info.get("flags", []), "addrs": _ipv4(netns, twin.netdev)})
+    return out
+
+
+def _autoneg(ctx: _Ctx, target: str) -> Fault:
+    lane = _lane(ctx, target)
+    api = _api(ctx)
+    try:
+        res = api.get_api().get_resource("/interface/ethernet")
+        rows = res.get(name=lane)
+        if not rows:
+            raise ns.LabError(f"the switch API does not list {lane}")
+        row = rows[0]
+        if str(row.get("auto-negotiation")) in ("true", "yes"):
+            raise ns.LabError(f"{lane} already auto-negotiates (a fresh switch); configure it "
+                              "first (fabric push --lab ... --apply)")
+        res.set(id=row["id"], **{"auto-negotiation": "yes"})
+    finally:
+        api.disconnect()
+    return Fault("autoneg", target, f"{lane} auto-negotiation=yes (was speed={row.get('speed')})",
+                 {"lane": lane, "speed": str(row.get("speed", ""))})
+
+
+def _undo_autoneg(ctx: _Ctx, u: dict[str, Any]) -> None:
+    api = _api(ctx)
+    try:
+        res = api.get_api().get_resource("/interface/ethernet")
+        row = res.get(name=u["lane"])[0]
+        values = {"auto-negotiation": "no"}
+        if u["speed"]:
+            values["speed"] = u["speed"]
+        res.set(id=row["id"], **values)
+    finally:
+        api.disconnect()
+
+
+def _api(ctx: _Ctx) -> Any:
+    import routeros_api
+
+    assert ctx.info.switch is not None
+    return routeros_api.RouterOsApiPool(ctx.info.mgmt[ctx.info.switch],
+                                        username=ctx.info.routeros_user,
+                                        password=ctx.info.routeros_password,
+                                        port=ctx.info.api_port, plaintext_login=True)
+
+
+def _configured(ctx: _Ctx, target: str) -> tuple[str, str, ipaddress.IPv4Interface]:
+    host, netdev = _host_netdev(ctx, target)
+    addrs = _ipv4(ctx.netns(host), netdev)
+    if not addrs:
+        raise ns.LabError(f"{host}:{netdev} has no IPv4 address: configure the lab first "
+                          f"(fabric push --lab {ctx.info.name} --apply)")
+    return host, netdev, ipaddress.IPv4Interface(addrs[0])
+
+
+def _wrong_addr(ctx: _Ctx, target: str) -> Fault:
+    host, netdev, addr = _configured(ctx, target)
+    net = addr.network
+    wrong_host = WRONG_HOST if int(addr.ip) - int(net.network_address) != WRONG_HOST else 201
+    wrong = ipaddress.IPv4Interface((int(net.network_address) + wrong_host, net.prefixlen))
+    ns.ip_batch([f"addr del {addr} dev {netdev}", f"addr add {wrong} dev {netdev}"],
+                ctx.netns(host))
+    return Fault("wrong-addr", target, f"{host}:{netdev} {addr} -> {wrong}",
+                 {"host": host, "dev": netdev, "good": str(addr), "wrong": str(wrong)})
+
+
+def _undo_wrong_addr(ctx: _Ctx, u: dict[str, Any]) -> None:
+    ns.ip_batch([f"addr del {u['wrong']} dev {u['dev']}", f"addr add {u['good']} dev {u['dev']}"],
+                ctx.netns(u["host"]))
+
+
+def _default_route(ctx: _Ctx, target: str) -> Fault:
+    host, netdev, addr = _configured(ctx, target)
+    netns = ctx.netns(host)
+    old = json.loads(ns.run(["ip", "-n", netns, "-j", "-4", "route", "show", "default"]) or "[]")
+    gw = ipaddress.IPv4Address(int(addr.network.broadcast_address) - 1)
+    if gw == addr.ip:
+        gw = gw - 1
+    ns.run(["ip", "-n", netns, "route", "replace", "default", "via", str(gw), "dev", netdev])
+    previous = [{"gateway": r.get("gateway"), "dev": r.get("dev")} for r in old]
+    return Fault("default-route", target, f"{host}: default via {gw} dev {netdev}",
+                 {"host": host, "previous": previous})
+
+
+def _undo_default_route(ctx: _Ctx, u: dict[str, Any]) -> None:
+    netns = ctx.netns(u["host"])
+    ns.run(["ip", "-n", netns, "route", "del", "default"], check=False)
+    for r in u["previous"]:
+        via = ["via", r["gateway"]] if r.get("gateway") else []
+        ns.run(["ip", "-n", netns, "route", "add", "default", *via, "dev", r["dev"]])
+
+
+def _sshd_stop(ctx: _Ctx, target: str) -> Fault:
+    ctx.netns(target)
+    pid = ctx.info.hosts[target].pids.get("sshd")
+    if pid is None or not ns.alive(pid):
+        raise ns.LabError(f"sshd on {target} is not running")
+    ns.kill_all([pid])
+    return Fault("sshd-stop", target, f"sshd on {target} ({ctx.info.mgmt[target]}) stopped",
+                 {"host": target})
+
+
+def _undo_sshd_stop(ctx: _Ctx, u: dict[str, Any]) -> None:
+    host = u["host"]
+    h = ctx.info.hosts[host]
+    pid = sshd.start(h.pids["holder"], host, ctx.info.dir / "hosts" / host / "sshd_config",
+                     ctx.info.dir / "logs" / f"{host}.sshd.log", h.mgmt_ip)
+    record = registry.read_record(ctx.info.name) or {}
+    record["hosts"][host]["pids"]["sshd"] = pid
+    labfiles.write_json(ctx.info.dir / "lab.json", record)
+
+
+Inject = Callable[[_Ctx, str], Fault]
+Undo = Callable[[_Ctx, dict[str, Any]], None]
+KINDS: dict[str, tuple[Inject, Undo]] = {
+    "mtu": (_mtu, _undo_mtu),
+    "link-down": (_link_down, _undo_link_down),
+    "swap": (_swap, _undo_swap),
+    "degrade": (_degrade, _undo_degrade),
+    "autoneg": (_autoneg, _undo_autoneg),
+    "wrong-addr": (_wrong_addr, _undo_wrong_addr),
+    "default-route": (_default_route, _undo_default_route),
+    "sshd-stop": (_sshd_stop, _undo_sshd_stop),
+}
+
+
+def _context(lab: str) -> _Ctx:
+    info = registry.load_lab(lab)
+    return _Ctx(info, load_intent(info.topology_path, info.inventory_dir))
 
 
 def inject(lab: str, kind: str, target: str) -> Fault:
-    raise NotImplementedError
+    """Inject fault `kind` at `target` in lab `lab` and record it."""
+    if kind not in KINDS:
+        raise InputError(f"unknown fault {kind!r}; faults: {', '.join(KINDS)}")
+    ctx = _context(lab)
+    fault = KINDS[kind][0](ctx, target)
+    _save(lab, [*active_faults(lab), fault])
+    return fault
 
 
 def heal(lab: str) -> list[Fault]:
-    return []
+    """Undo every recorded fault, newest first; the ones healed."""
+    ctx = _context(lab)
+    faults = active_faults(lab)
+    healed: list[Fault] = []
+    while faults:
+        fault = faults[-1]
+        ctx = _context(lab)  # pids may have changed (sshd, lldpd restarts)
+        KINDS[fault.kind][1](ctx, fault.undo)
+        faults.pop()
+        _save(lab, faults)
+        healed.append(fault)
+    return healed
