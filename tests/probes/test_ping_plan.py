@@ -1,0 +1,53 @@
+"""Ping matrix planner: pairs that share a subnet, both directions, jumbo and small sizes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fabric.intent.model import Intent
+from fabric.probes.ping import plan_ping_matrix, probes_by_host
+
+
+def test_star4_every_twin_pair_in_its_rail_both_ways(intents: dict[str, Intent]) -> None:
+    probes = plan_ping_matrix(intents["star4"])
+    # 2 rails x 4 twins x 3 peers x 2 sizes
+    assert len(probes) == 2 * 4 * 3 * 2
+    pairs = {(p.src_host, p.dst_host, p.src_netdev) for p in probes}
+    assert ("spark01", "spark03", "enp1s0f0np0") in pairs
+    assert ("spark03", "spark01", "enp1s0f0np0") in pairs
+    assert all(p.link_id is None for p in probes)  # a star pair rides two cables
+
+
+def test_star_rails_never_cross(intents: dict[str, Intent]) -> None:
+    for p in plan_ping_matrix(intents["star8"]):
+        assert p.dst_addr.startswith("10.210.0.") == (p.src_netdev == "enp1s0f0np0")
+
+
+def test_ring4_pairs_are_the_cable_ends(intents: dict[str, Intent]) -> None:
+    intent = intents["ring4"]
+    probes = plan_ping_matrix(intent)
+    assert len(probes) == 4 * 2 * 2 * 2  # cables x rails x directions x sizes
+    for p in probes:
+        assert p.link_id is not None
+        link = intent.link(p.link_id)
+        assert {p.src_host, p.dst_host} == {link.a.host, link.b.host}
+    per_link = Counter(p.link_id for p in probes)
+    assert set(per_link.values()) == {8}
+
+
+def test_sizes_are_jumbo_and_small(intents: dict[str, Intent]) -> None:
+    probes = plan_ping_matrix(intents["ring4"])
+    assert {p.payload for p in probes} == {8972, 56}
+    assert {p.size for p in probes} == {9000, 84}
+    jumbo = next(p for p in probes if p.payload == 8972)
+    cmd = jumbo.command()
+    assert "-M do -s 8972" in cmd and "-c 3" in cmd and "-W 1" in cmd
+    assert cmd.endswith(f"-I {jumbo.src_netdev} {jumbo.dst_addr}")
+
+
+def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:
+    probes = plan_ping_matrix(intents["star4"], sources=["spark02"])
+    assert {p.src_host for p in probes} == {"spark02"}
+    grouped = probes_by_host(plan_ping_matrix(intents["star4"]))
+    assert sorted(grouped) == ["spark01", "spark02", "spark03", "spark04"]
+    assert {len(v) for v in grouped.values()} == {12}

@@ -1,0 +1,122 @@
+"""Bandwidth schedule: no shared port or lane in a round, round counts, localisation."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from fabric.intent.build import load_intent
+from fabric.intent.model import Intent
+from fabric.probes.schedule import Schedule, localise, plan_bandwidth
+from tests.conftest import INVENTORY
+
+
+def _no_sharing(schedule: Schedule) -> None:
+    for rnd in schedule.rounds:
+        used = [r for t in rnd for r in t.resources]
+        assert len(used) == len(set(used)), rnd
+
+
+@pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
+def test_rounds_share_no_nic_or_lane(intents: dict[str, Intent], name: str) -> None:
+    schedule = plan_bandwidth(intents[name], 3.0)
+    _no_sharing(schedule)
+    assert len(schedule.rounds) == 2
+    assert schedule.planned_s == schedule.lower_bound_s == 6.0
+
+
+def test_star_tests_use_both_sparks_lanes(intents: dict[str, Intent]) -> None:
+    test = plan_bandwidth(intents["star8"], 1.0).tests[0]
+    assert set(test.resources) == {"nic:spark01", "nic:spark02", "lane:qsfp56-dd-1-1",
+                                   "lane:qsfp56-dd-1-5"}
+    assert [leg.twin for leg in test.legs] == [0, 1]
+    for leg in test.legs:  # each twin talks inside its own rail
+        a = ipaddress.ip_address(leg.client_addr)
+        b = ipaddress.ip_address(leg.server_addr)
+        assert ipaddress.ip_network(f"{a}/24", strict=False) == ipaddress.ip_network(
+            f"{b}/24", strict=False)
+
+
+@pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
+def test_a_single_bad_cable_is_uniquely_identified(intents: dict[str, Intent],
+                                                   name: str) -> None:
+    intent = intents[name]
+    schedule = plan_bandwidth(intent, 3.0)
+    signatures = {}
+    for link in intent.links:
+        failing = {t.index for t in schedule.tests if link.id in t.links}
+        assert localise(schedule, failing) == {link.id}
+        signatures[frozenset(failing)] = link.id
+    assert len(signatures) == len(intent.links)
+
+
+@pytest.mark.parametrize("name", ["star4", "star8"])
+def test_every_spark_meets_two_partners(intents: dict[str, Intent], name: str) -> None:
+    schedule = plan_bandwidth(intents[name], 3.0)
+    for spark in intents[name].sparks:
+        partners = {t.server if t.client == spark.name else t.client
+                    for t in schedule.tests if spark.name in (t.client, t.server)}
+        assert len(partners) == 2
+
+
+def _ring(tmp_path_factory: pytest.TempPathFactory, n: int) -> Intent:
+    path = tmp_path_factory.mktemp("topo") / f"ring{n}.yaml"
+    links = "\n".join(
+        f"  - {{a: spark0{i + 1}:p0, b: spark0{(i + 1) % n + 1}:p1, speed: 200G, "
+        "cable: dac-200g}" for i in range(n))
+    path.write_text(f"name: ring{n}\ndescription: test ring\nprofile: cx7-200g\nmtu: 9000\n"
+                    "addressing:\n  direct: 10.200.0.0/16\n  direct_prefix: 24\n"
+                    f"links:\n{links}\n")
+    return load_intent(str(path), INVENTORY)
+
+
+def _star(tmp_path_factory: pytest.TempPathFactory, n: int) -> Intent:
+    path = tmp_path_factory.mktemp("topo") / f"star{n}.yaml"
+    links = "\n".join(
+        f"  - {{a: spark0{i + 1}:p0, b: crs804:qsfp56-dd-{i + 1}-1, speed: 200G, "
+        "cable: dac-200g}" for i in range(n))
+    ports = "\n".join(f"    qsfp56-dd-{i + 1}: 1x200G" for i in range(4))
+    path.write_text(f"name: star{n}\ndescription: test star\nprofile: cx7-200g\nmtu: 9000\n"
+                    "spark_port: p0\nswitch:\n  host: crs804\n  mtu: 9000\n  l2mtu: 9216\n"
+                    f"  bridge: bridge\n  ports:\n{ports}\n"
+                    "addressing:\n  rails: [10.210.0.0/24, 10.210.1.0/24]\n"
+                    f"links:\n{links}\n")
+    return load_intent(str(path), INVENTORY)
+
+
+def test_odd_ring_needs_three_rounds(tmp_path_factory: pytest.TempPathFactory) -> None:
+    schedule = plan_bandwidth(_ring(tmp_path_factory, 3), 2.0)
+    _no_sharing(schedule)
+    assert len(schedule.rounds) == 3
+    assert schedule.lower_bound_s == 4.0 and schedule.planned_s == 6.0
+
+
+def test_odd_star_three_rounds_and_localises(tmp_path_factory: pytest.TempPathFactory) -> None:
+    intent = _star(tmp_path_factory, 3)
+    schedule = plan_bandwidth(intent, 1.0)
+    _no_sharing(schedule)
+    assert len(schedule.rounds) == 3
+    for link in intent.links:
+        failing = {t.index for t in schedule.tests if link.id in t.links}
+        assert localise(schedule, failing) == {link.id}
+
+
+def test_two_spark_star_cannot_localise(tmp_path_factory: pytest.TempPathFactory) -> None:
+    schedule = plan_bandwidth(_star(tmp_path_factory, 2), 1.0)
+    assert len(schedule.tests) == 1
+    assert len(localise(schedule, {0})) == 2
+
+
+def test_hosts_filter_drops_tests(intents: dict[str, Intent]) -> None:
+    schedule = plan_bandwidth(intents["star4"], 1.0, hosts=["spark01", "spark02", "spark03"])
+    _no_sharing(schedule)
+    assert {(t.client, t.server) for t in schedule.tests} == {
+        ("spark01", "spark02"), ("spark02", "spark03"), ("spark03", "spark01")}
+
+
+def test_schedule_dict_and_description(intents: dict[str, Intent]) -> None:
+    schedule = plan_bandwidth(intents["star4"], 3.0)
+    data = schedule.to_dict()
+    assert data["rounds"] == 2 and data["lower_bound_s"] == 6.0 and len(data["plan"]) == 2
+    assert "lower bound" in schedule.describe()
