@@ -1,0 +1,94 @@
+"""Nornir connection plugin `routeros_api`: the RouterOS API (port 8728) of the CRS804.
+
+Registered by entry point (`nornir.plugins.connections`). `connection` is the logged-in
+`RouterOsApi` (`get_api()`). The client has one socket and no locking, so this is one
+connection per host, used by the one thread that runs that host's task. Failures raise
+`RouterOsConnectError` with a short reason; the password never appears in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import socket
+from typing import Any
+
+import routeros_api
+from routeros_api import exceptions as ros_exc
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+class RouterOsConnectError(ConnectionError):
+    """Could not reach or log in to the RouterOS API; the message says why, without secrets."""
+
+
+def _socket_reason(exc: BaseException) -> str:
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, OSError):
+        cause = cause.args[0] if cause.args and isinstance(cause.args[0], BaseException) else None
+    if isinstance(cause, socket.timeout | TimeoutError):
+        return "no answer (timed out)"
+    if isinstance(cause, OSError) and cause.errno is not None:
+        if cause.errno == errno.ECONNREFUSED:
+            return "connection refused"
+        return (cause.strerror or errno.errorcode.get(cause.errno, str(cause.errno))).lower()
+    return "cannot connect"
+
+
+def describe_error(exc: BaseException, password: str | None) -> str:
+    """A one-line reason for a RouterOS API failure, with the password scrubbed out."""
+    if isinstance(exc, ros_exc.RouterOsApiCommunicationError):
+        msg = exc.args[0]
+        text = msg.decode(errors="replace") if isinstance(msg, bytes) else str(msg)
+        reason = f"login refused: {text}" if "password" in text or "login" in text else text
+    elif isinstance(exc, ros_exc.RouterOsApiConnectionError | OSError):
+        reason = _socket_reason(exc)
+    else:
+        reason = f"{type(exc).__name__}: {exc}"
+    if password:
+        reason = reason.replace(password, "********")
+    return reason
+
+
+class RouterOsApiConnection:
+    """Nornir connection plugin around `routeros_api.RouterOsApiPool` (plaintext login)."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._api: Any = None
+
+    def open(self, hostname: str | None, username: str | None, password: str | None,
+             port: int | None, platform: str | None, extras: dict[str, Any] | None = None,
+             configuration: Any = None) -> None:
+        """Connect and log in; RouterOsConnectError (host:port and reason) on failure."""
+        options = dict(extras or {})
+        timeout = float(options.pop("timeout", CONNECT_TIMEOUT_S))
+        options.setdefault("plaintext_login", True)
+        port = port or 8728
+        if not hostname:
+            raise RouterOsConnectError("routeros-api: the host has no hostname/address")
+        pool = routeros_api.RouterOsApiPool(hostname, username=username or "admin",
+                                            password=password or "", port=port, **options)
+        pool.socket_timeout = timeout
+        try:
+            api = pool.get_api()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                pool.disconnect()
+            raise RouterOsConnectError(
+                f"routeros-api {hostname}:{port}: {describe_error(exc, password)}") from None
+        self._pool, self._api = pool, api
+
+    @property
+    def connection(self) -> Any:
+        """The logged-in RouterOsApi (`get_resource(...)`)."""
+        if self._api is None:
+            raise RouterOsConnectError("routeros-api: not connected")
+        return self._api
+
+    def close(self) -> None:
+        if self._pool is not None:
+            with contextlib.suppress(Exception):
+                self._pool.disconnect()
+        self._pool = self._api = None

@@ -1,0 +1,46 @@
+"""Nornir task: one Spark's facts over one SSH session, every command in one batch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from fabric.intent.model import Intent
+from fabric.tasks.collect_spark_build import build_spark_facts
+from fabric.tasks.collect_spark_sections import split_transcript
+from fabric.tasks.spark_commands import END_PATTERN, one_line, render_script, spark_commands
+
+
+def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
+    """(every fabric twin of the host's port map, the twins the intent cables)."""
+    try:
+        spec = intent.hosts[host]
+    except KeyError:
+        raise ValueError(f"{host} is not a host of intent {intent.name}") from None
+    twins = [t.netdev for port in spec.ports.values() for t in port]
+    used = [i.netdev for i in intent.interfaces(host)]
+    return twins, used
+
+
+def run_batch(connection: Any, script: str, read_timeout: float) -> str:
+    """Send the whole batch as one command line and read up to its end marker."""
+    out: str = connection.send_command(
+        one_line(script), expect_string=END_PATTERN, cmd_verify=False,
+        read_timeout=read_timeout, strip_prompt=False, strip_command=False)
+    return out
+
+
+def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0) -> Result:
+    """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
+    LLDP neighbors, versions, time sync, FORWARD policy, QoS - one login, one batch.
+
+    Read-only, so a dry run collects too. Missing tools and unparseable sections are recorded
+    in the facts (`missing`, `notes`); a broken session raises and fails the host.
+    """
+    twins, used = spark_twins(intent, task.host.name)
+    commands = spark_commands(twins)
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    raw = run_batch(conn, render_script(commands), read_timeout)
+    facts = build_spark_facts(task.host.name, twins, split_transcript(raw), commands, used)
+    return Result(host=task.host, result=facts, changed=False)

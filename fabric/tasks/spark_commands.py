@@ -1,0 +1,144 @@
+"""What `collect_spark_facts` runs on a Spark, as data: one row per command.
+
+Every command runs inside one batched shell script (see `render_script`); each prints between
+`@@@FABRIC <name>@@@` and `@@@FABRIC <name> rc=<rc>@@@`, stdout and stderr together.
+Conventions the rows rely on:
+
+- exit 127 means "not installed" (the shell's own code for a missing command; snippets that
+  test for a tool themselves exit 127 too); the row's `tool` then lands in `SparkFacts.missing`;
+- `ok_rc` lists exit codes whose output is still parsed (grep exits 2 on EINVAL GID slots);
+- `empty_ok`: empty output means "nothing there" (no RDMA devices), not a parse error;
+- fallbacks (sysfs GIDs, timedatectl) always run: they are cheap reads, and the builder takes
+  the primary section when it parsed and the fallback otherwise.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+MARK = "@@@FABRIC"
+END = "__end__"
+
+
+@dataclass(frozen=True)
+class SparkCommand:
+    """One command of the batch. `kind` is a `fabric.parsers` kind, None for raw text."""
+
+    name: str
+    shell: str
+    kind: str | None
+    tool: str
+    netdev: str | None = None
+    ok_rc: tuple[int, ...] = (0,)
+    empty_ok: bool = False
+
+
+_SYSFS_GIDS = (
+    "set -- /sys/class/infiniband/*/ports/*/gids/*; [ -e \"$1\" ] || exit 0; "
+    "grep -H . /sys/class/infiniband/*/ports/*/gids/* "
+    "/sys/class/infiniband/*/ports/*/gid_attrs/types/* "
+    "/sys/class/infiniband/*/ports/*/gid_attrs/ndevs/*"
+)
+_NCCL = (
+    "v=$(dpkg-query -W -f='${Version}' libnccl2 2>/dev/null) && [ -n \"$v\" ] "
+    "&& { echo \"$v\"; exit 0; }; "
+    "p=$(ldconfig -p 2>/dev/null | awk '/libnccl\\.so/{print $NF; exit}'); "
+    "[ -n \"$p\" ] || exit 127; readlink -f \"$p\""
+)
+_CUDA = (
+    "if command -v nvidia-smi >/dev/null 2>&1; then "
+    "nvidia-smi --query-gpu=driver_version --format=csv,noheader; "
+    "elif [ -r /proc/driver/nvidia/version ]; then cat /proc/driver/nvidia/version; "
+    "else exit 127; fi"
+)
+_IPTABLES = (
+    "if [ \"$(id -u)\" = 0 ]; then iptables -S FORWARD; else sudo -n iptables -S FORWARD; fi"
+)
+
+#: Host-wide commands, in the order they run.
+HOST_COMMANDS: tuple[SparkCommand, ...] = (
+    SparkCommand("hostname", "hostname", None, "hostname"),
+    SparkCommand("uname_r", "uname -r", None, "uname"),
+    SparkCommand("ip_link", "ip -j -d link", "ip_link", "ip"),
+    SparkCommand("ip_addr", "ip -j addr", "ip_addr", "ip"),
+    SparkCommand("ip_route", "ip -j route", "ip_route", "ip"),
+    SparkCommand("ibdev2netdev", "ibdev2netdev", "ibdev2netdev", "ibdev2netdev", empty_ok=True),
+    SparkCommand("rdma_link", "rdma link show", "rdma_link", "rdma", empty_ok=True),
+    SparkCommand("show_gids", "show_gids", "show_gids", "show_gids", empty_ok=True),
+    SparkCommand("sysfs_gids", _SYSFS_GIDS, "sysfs_gids", "sysfs gids", ok_rc=(0, 2),
+                 empty_ok=True),
+    SparkCommand("lldpcli", "lldpcli -f json show neighbors", "lldpcli", "lldpcli"),
+    SparkCommand("nccl", _NCCL, None, "nccl"),
+    SparkCommand("cuda_driver", _CUDA, None, "nvidia driver"),
+    SparkCommand("chronyc_tracking", "chronyc tracking", "chronyc_tracking", "chronyc"),
+    SparkCommand("timedatectl", "timedatectl show", None, "timedatectl"),
+    SparkCommand("iptables_forward", _IPTABLES, "iptables_forward", "iptables"),
+)
+
+
+#: Exit code of a per-twin command whose netdev does not exist (one note, not three errors).
+ABSENT_RC = 100
+
+
+def _on_twin(netdev: str, command: str) -> str:
+    return (f"[ -e /sys/class/net/{netdev} ] || {{ echo 'no netdev {netdev}'; "
+            f"exit {ABSENT_RC}; }}; {command}")
+
+
+_NETDEV = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
+
+
+def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
+    """The per-twin commands: ethtool, ethtool -i, mlnx_qos."""
+    if not _NETDEV.match(netdev):
+        raise ValueError(f"not a netdev name: {netdev!r}")
+    return (
+        SparkCommand(f"ethtool:{netdev}", _on_twin(netdev, f"ethtool {netdev}"), "ethtool",
+                     "ethtool", netdev),
+        SparkCommand(f"ethtool_i:{netdev}", _on_twin(netdev, f"ethtool -i {netdev}"),
+                     "ethtool_i", "ethtool", netdev),
+        SparkCommand(f"mlnx_qos:{netdev}", _on_twin(netdev, f"mlnx_qos -i {netdev}"),
+                     "mlnx_qos", "mlnx_qos", netdev),
+    )
+
+
+def spark_commands(twins: Iterable[str]) -> tuple[SparkCommand, ...]:
+    """The whole batch for a Spark whose fabric twins are `twins`."""
+    rows = list(HOST_COMMANDS)
+    for netdev in twins:
+        rows.extend(twin_commands(netdev))
+    return tuple(rows)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+#: Runs one command: output captured (not on the pty), stdin closed, rc recorded.
+_RUNNER = (
+    "export LC_ALL=C PAGER=cat SYSTEMD_PAGER= PATH=\"$PATH:/usr/sbin:/sbin\"\n"
+    "r() { printf '%s %s@@@\\n' \"$M\" \"$1\"; o=$(sh -c \"$2\" </dev/null 2>&1); c=$?; "
+    "[ -n \"$o\" ] && printf '%s\\n' \"$o\"; printf '%s %s rc=%s@@@\\n' \"$M\" \"$1\" \"$c\"; }\n"
+)
+
+
+def render_script(commands: Iterable[SparkCommand]) -> str:
+    """The batched POSIX shell script: one `r NAME 'CMD'` line per command, then END."""
+    lines = [f"M={MARK}", _RUNNER.rstrip("\n")]
+    lines += [f"r {_quote(c.name)} {_quote(c.shell)}" for c in commands]
+    lines.append(f"r {END} true")
+    return "\n".join(lines) + "\n"
+
+
+def one_line(script: str) -> str:
+    """A single short command line that runs `script` (gzip + base64, no marker in the echo)."""
+    blob = base64.b64encode(gzip.compress(script.encode(), mtime=0)).decode()
+    return f"sh -c \"$(echo {blob} | base64 -d | gunzip)\""
+
+
+#: What the interactive session waits for: the end marker, never found in the echoed command.
+END_PATTERN = rf"{MARK} {END} rc=\d+@@@"
