@@ -77,8 +77,10 @@ def run_template(kind: str, text: str) -> list[Row]:
     ]
 
 
-def template_states(path: Path) -> dict[str, list[str]]:
-    """Return each state's rule lines of a template (for the meta-tests)."""
+def template_states(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """Each state's rules of a template as (regex, line action), for the meta-tests."""
     with path.open() as handle:
         fsm = textfsm.TextFSM(handle)
-    return {name: [rule.match for rule in rules] for name, rules in fsm.states.items()}
+    return {
+        name: [(rule.match, rule.line_op) for rule in rules] for name, rules in fsm.states.items()
+    }
