@@ -184,6 +184,16 @@ class BandwidthFact:
 
 
 @dataclass(frozen=True)
+class NcclFact:
+    """One nccl-tests run (active probe): average bus bandwidth over the named hosts."""
+
+    test: str  # "all_reduce_perf", "all_gather_perf"…
+    hosts: tuple[str, ...]
+    busbw_gbytes: float | None  # "# Avg bus bandwidth" in GB/s
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Facts:
     """All facts of one run. `errors` maps a host to why it could not be read."""
 
@@ -195,6 +205,7 @@ class Facts:
     pings: tuple[PingFact, ...] = ()
     bandwidth: tuple[BandwidthFact, ...] = ()
     schedule: dict[str, Any] = field(default_factory=dict)
+    nccl: tuple[NcclFact, ...] = ()  # nccl-tests results, when a probe ran them
 
 
 _ADAPTER: TypeAdapter[Facts] = TypeAdapter(Facts)

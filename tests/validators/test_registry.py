@@ -1,0 +1,50 @@
+"""Meta-test: the registry holds exactly these checks, each in its family's module."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import validators
+from validators import FAMILIES, REGISTRY, select
+
+EXPECTED = [
+    "link.twin_up", "link.speed", "link.switch_lane",
+    "mtu.interface", "mtu.switch", "mtu.path",
+    "addr.plan", "addr.unique", "addr.twin_subnets",
+    "route.no_default", "route.no_mgmt",
+]
+#: Families that live in another family's module.
+MODULE_OF = {"route": "addr"}
+
+
+def test_registry_contents_are_pinned() -> None:
+    assert sorted(REGISTRY) == sorted(EXPECTED)
+
+
+def test_every_check_lives_in_its_family_module_and_says_what_it_judges() -> None:
+    for name, fn in REGISTRY.items():
+        family = name.split(".")[0]
+        assert family in FAMILIES
+        assert fn.__module__ == f"validators.{MODULE_OF.get(family, family)}", name
+        assert fn.__doc__ and "judges" in fn.__doc__.lower(), name
+
+
+def test_every_family_module_is_imported() -> None:
+    helpers = {"registry", "judge"}
+    modules = {m.name for m in pkgutil.iter_modules(validators.__path__)} - helpers
+    for mod in modules:
+        importlib.import_module(f"validators.{mod}")
+    assert {n.split(".")[0] for n in REGISTRY} | set(MODULE_OF.values()) >= modules - {"route"}
+
+
+def test_select_by_family_and_name() -> None:
+    assert select({"mtu"}) == ["mtu.interface", "mtu.switch", "mtu.path"]
+    assert select({"addr.plan", "link"}) == ["link.twin_up", "link.speed", "link.switch_lane",
+                                             "addr.plan"]
+    from fabric.errors import InputError
+
+    with pytest.raises(InputError, match="unknown check"):
+        select({"mtu.nope"})
