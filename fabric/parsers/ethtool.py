@@ -22,7 +22,7 @@ _YES_NO = {"yes": True, "no": False, "on": True, "off": False}
 
 
 def read_ethtool(kind: str, raw: str) -> list[Record]:
-    """``ethtool IFACE`` or a grep of it: one EthtoolSettings; ``Speed: Unknown!`` -> None."""
+    """``ethtool IFACE`` or a grep of it: one EthtoolSettings; ``Unknown!`` speed/duplex -> None."""
     rows = run_template(kind, blank_shell_echo(raw, _ECHO))
     records: list[Record] = []
     for row in rows:
@@ -33,7 +33,7 @@ def read_ethtool(kind: str, raw: str) -> list[Record]:
                 interface=opt(row, "INTERFACE"),
                 speed_mbps=speed_mbps,
                 lanes=opt_int(row, "LANES"),
-                duplex=opt(row, "DUPLEX"),
+                duplex=None if text(row, "DUPLEX") == "Unknown!" else opt(row, "DUPLEX"),
                 auto_negotiation=_YES_NO.get(text(row, "AUTONEG")),
                 port=opt(row, "PORT"),
                 link_detected=_YES_NO.get(text(row, "LINK")),
