@@ -103,7 +103,13 @@ def main() -> int:  # noqa: PLR0915
               f"{args.warmup} iters: {args.iters} agg iters: 1 validation: 1 graph: 0")
         print("#\n# Using devices")
     # Exchange host names through a byte tensor (all_gather_object would need numpy).
-    raw = (f"{host}|{os.getpid()}|{device}".encode()[:120]).ljust(128, b" ")
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        bus = f"{getattr(props, 'pci_domain_id', 0):04x}:{getattr(props, 'pci_bus_id', 0):02x}:00"
+        dev_desc = f"{local_rank:2d} [{bus}] {props.name}"
+    else:
+        dev_desc = f"{local_rank:2d} [cpu] CPU"
+    raw = (f"{host}|{os.getpid()}|{dev_desc}".encode()[:120]).ljust(128, b" ")
     mine = torch.tensor(list(raw), dtype=torch.uint8, device=device)
     gathered = [torch.empty_like(mine) for _ in range(world)]
     dist.all_gather(gathered, mine)

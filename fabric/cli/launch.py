@@ -1,0 +1,165 @@
+"""`fabric launch sglang|vllm|dp|rehearse`: launch scripts from a validated fabric."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from fabric.errors import FabricError
+from fabric.launch.plan import LaunchPlan, build_plan
+from fabric.launch.render import render
+from fabric.target import LabOpt, Target, TopologyOpt, resolve_target
+from fabric.target import InventoryOpt as InvOpt
+
+launch = typer.Typer(help="Render and rehearse model launches from a validated fabric.",
+                     no_args_is_help=True)
+
+
+class GateRefused(FabricError):
+    """The fabric has no passing, fresh report for the current intent (exit 1)."""
+
+    exit_code = 1
+
+
+class Backend(StrEnum):
+    gloo = "gloo"
+    nccl = "nccl"
+
+
+def _gate(target: Target, report: Path | None, max_age: float, force: bool,
+          log: Path) -> dict[str, object] | None:
+    """The passing report, or refuse; `--force` overrides loudly and logs it."""
+    from fabric.cli import err_console
+    from fabric.gate import evaluate_gate
+
+    verdict = evaluate_gate(report, target.intent, max_age=max_age, lab=target.lab)
+    if verdict.ok:
+        return verdict.report
+    if not force:
+        raise GateRefused(f"launch refused: {verdict.reason}. Run `fabric validate` until it "
+                          "passes (or --force, which is logged).")
+    warning = (f"WARNING: --force: launching on a fabric that did not pass the gate: "
+               f"{verdict.reason}")
+    err_console.print(warning, style="bold white on red")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:
+        fh.write(f"{datetime.datetime.now(datetime.UTC).isoformat()} {warning}\n")
+    return None
+
+
+def _gid_index(report: dict[str, object] | None) -> int | None:
+    if not report:
+        return None
+    for result in report.get("results", []):  # type: ignore[union-attr]
+        if (isinstance(result, dict) and result.get("check") == "gid.index"
+                and result.get("status") == "pass" and result.get("actual") is not None):
+            return int(result["actual"])
+    return None
+
+
+def _plan(target: Target, entry: str, report: dict[str, object] | None) -> LaunchPlan:
+    mgmt = None
+    if target.lab:
+        from fabric.lab.registry import load_lab
+
+        mgmt = load_lab(target.lab).mgmt
+    return build_plan(target.intent, entry=entry, gid_index=_gid_index(report),
+                      mgmt_addresses=mgmt)
+
+
+def _render_cmd(engine: str) -> None:
+    @launch.command(engine)
+    def command(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
+                topology: str | None = TopologyOpt,
+                model: str = typer.Option("/models/model", help="Model path on every node."),
+                entry: str = typer.Option("spark01", help="API entry node (rank 0)."),
+                tp: int | None = typer.Option(None, help="Tensor-parallel size."),
+                pp: int = typer.Option(1, help="Pipeline-parallel size (vLLM)."),
+                out: Path = typer.Option(Path("launch-out"), help="Directory for scripts."),
+                report: Path | None = typer.Option(None, help="Validation report JSON."),
+                max_age: float = typer.Option(3600, help="Max report age, seconds."),
+                force: bool = typer.Option(False, help="Launch without a passing gate."),
+                ) -> None:
+        """Render per-node launch scripts; refuses without a passing, fresh report."""
+        from fabric.cli import err_console
+
+        target = resolve_target(lab, inventory, topology)
+        passed = _gate(target, report, max_age, force, out / "launch.log")
+        plan = _plan(target, entry, passed)
+        files = render(plan, engine, model=model, tp=tp, pp=pp)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            path = out / name
+            path.write_text(text)
+            if name.endswith(".sh"):
+                path.chmod(0o755)
+        (out / "plan.json").write_text(json.dumps(
+            {"topology": plan.topology, "intent_hash": plan.intent_hash, "entry": plan.entry,
+             "master_addr": plan.master_addr, "ranks": [r.__dict__ for r in plan.ranks],
+             "env": [v.__dict__ for v in plan.env]}, indent=2) + "\n")
+        err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
+                          f"(ranks: {', '.join(r.host for r in plan.ranks)})")
+
+    command.__name__ = f"launch_{engine}"
+
+
+for _engine in ("sglang", "vllm", "dp"):
+    _render_cmd(_engine)
+
+
+@launch.command("rehearse")
+def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
+                 topology: str | None = TopologyOpt,
+                 entry: str = typer.Option("spark01", help="Rank 0 / API entry node."),
+                 backend: Backend = typer.Option(Backend.gloo),
+                 python: str | None = typer.Option(None, help="Python with torch on nodes."),
+                 min_bytes: str = typer.Option("1M", "-b"),
+                 max_bytes: str = typer.Option("16M", "-e"),
+                 iters: int = typer.Option(5, "-n"),
+                 timeout: float = typer.Option(60, help="Seconds for ranks to meet."),
+                 report: Path | None = typer.Option(None, help="Validation report JSON."),
+                 max_age: float = typer.Option(3600),
+                 force: bool = typer.Option(False, help="Rehearse without a passing gate."),
+                 set_env: list[str] = typer.Option([], "--env", help="Override VAR=VALUE."),
+                 ) -> None:
+    """All-reduce and all-gather across the nodes with the launch's env, ranks and
+    rendezvous; bandwidth per message size; a clear hint when ranks cannot meet."""
+    import sys
+
+    from rich.table import Table
+
+    from fabric.cli import err_console
+    from fabric.launch.rehearse import rehearse
+
+    target = resolve_target(lab, inventory, topology)
+    passed = _gate(target, report, max_age, force, Path("launch-out") / "launch.log")
+    plan = _plan(target, entry, passed)
+    overrides = dict(kv.split("=", 1) for kv in set_env if "=" in kv)
+    err_console.print(f"rehearsing {backend.value} across {plan.world_size} ranks "
+                      f"({', '.join(r.host for r in plan.ranks)}), rendezvous "
+                      f"{plan.master_addr}:29500")
+    result = rehearse(target, plan, backend=backend.value, python=python or sys.executable,
+                      sizes=(min_bytes, max_bytes), iters=iters, timeout=timeout,
+                      overrides=overrides)
+    if not result.passed:
+        for host, reason in sorted(result.problems.items()):
+            err_console.print(f"[red]{host}[/]: {reason}", highlight=False)
+        raise GateRefused("rehearsal failed: the ranks did not complete the collectives")
+    table = Table(title="launch rehearsal (bus bandwidth per message size)")
+    for col in ("size (B)", "op", "time (us)", "busbw (GB/s)"):
+        table.add_column(col)
+    for row in result.rows:
+        table.add_row(str(row["size_bytes"]), str(row["redop"]), f"{row['oop_time_us']:.1f}",
+                      f"{row['oop_busbw_GBps']:.2f}")
+    err_console.print(table)
+    for name, bw in result.busbw.items():
+        err_console.print(f"{name}: average bus bandwidth {bw:.4f} GB/s")
+    typer.echo(result.output)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(launch, name="launch")

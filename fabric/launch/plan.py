@@ -1,0 +1,119 @@
+"""What a launch needs from the fabric: rank order, entry node, rendezvous address and the
+NCCL/Gloo environment, each variable with the reason it is set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from fabric.errors import InputError
+from fabric.intent.model import Intent
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Rank:
+    rank: int
+    host: str
+    fabric_addr: str  # the rendezvous-side address of this node
+    mgmt_host: str | None
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Ranks in topology order, the rendezvous, and the environment common to all ranks."""
+
+    topology: str
+    intent_hash: str
+    kind: str
+    entry: str
+    ranks: tuple[Rank, ...]
+    master_addr: str
+    socket_ifname: str
+    env: tuple[EnvVar, ...]
+
+    @property
+    def world_size(self) -> int:
+        return len(self.ranks)
+
+
+def rank_order(intent: Intent, entry: str) -> list[str]:
+    """Ring: walk the ring from the entry so neighbours are adjacent ranks. Star: node ids,
+    entry first."""
+    sparks = [h.name for h in intent.sparks]
+    if entry not in sparks:
+        raise InputError(f"entry node {entry!r} is not a Spark of {intent.name}: "
+                         f"{', '.join(sparks)}")
+    if intent.kind == "ring":
+        g = nx.Graph(intent.graph)
+        order = [entry]
+        prev = None
+        while len(order) < len(sparks):
+            nxt = sorted(n for n in g.neighbors(order[-1]) if n != prev and n not in order)
+            if not nxt:
+                break
+            prev = order[-1]
+            order.append(nxt[0])
+        return order
+    rest = [s for s in sparks if s != entry]
+    return [entry, *rest]
+
+
+def _spark_port(intent: Intent, host: str) -> str:
+    ports = sorted({i.port for i in intent.interfaces(host)})
+    return ports[0]
+
+
+def build_plan(intent: Intent, entry: str = "spark01", gid_index: int | None = None,
+               mgmt_addresses: dict[str, str] | None = None) -> LaunchPlan:
+    """The launch plan for a validated intent; `gid_index` comes from the passing report."""
+    order = rank_order(intent, entry)
+    hosts = intent.hosts
+    env: list[EnvVar] = []
+    if intent.kind == "ring":
+        # No fabric subnet spans a ring: bootstrap over the management LAN (tiny traffic);
+        # the collective data still goes over the fabric HCAs below.
+        ifname = hosts[entry].mgmt_interface or "enP7s7"
+        addrs = {h: (mgmt_addresses or {}).get(h) or hosts[h].hostname or h for h in order}
+        hcas = sorted({i.rdma for i in intent.interfaces(entry)})
+        env.append(EnvVar("NCCL_SOCKET_IFNAME", f"={ifname}", "bootstrap/control only: a ring "
+                          "has no subnet shared by all nodes, so rendezvous uses the management "
+                          "interface; model data stays on NCCL_IB_HCA"))
+        env.append(EnvVar("GLOO_SOCKET_IFNAME", ifname, "same interface for torch/gloo "
+                          "control traffic; a Spark has no eth0 and defaults pick Wi-Fi"))
+        env.append(EnvVar("NCCL_IB_HCA", "=" + ",".join(hcas), "both twins of both ring "
+                          "ports: one twin alone caps a cable at ~100 Gb/s"))
+    else:
+        port = _spark_port(intent, entry)
+        twin_a = next(i for i in intent.interfaces(entry) if i.port == port and i.twin == 0)
+        ifname = twin_a.netdev
+        addrs = {h: str(next(i for i in intent.interfaces(h) if i.twin == 0).address.ip)
+                 for h in order}
+        hcas = [i.rdma for i in sorted(intent.interfaces(entry), key=lambda i: i.twin)
+                if i.port == port]
+        env.append(EnvVar("NCCL_SOCKET_IFNAME", f"={ifname}", f"bootstrap/control on rail 0 "
+                          f"({twin_a.address.network}); never the management route"))
+        env.append(EnvVar("GLOO_SOCKET_IFNAME", ifname, "torch/gloo control on the same rail; "
+                          "a Spark has no eth0 and defaults pick Wi-Fi"))
+        env.append(EnvVar("NCCL_IB_HCA", "=" + ",".join(hcas), f"both twins of {port}: one "
+                          "twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)"))
+    if gid_index is not None:
+        env.append(EnvVar("NCCL_IB_GID_INDEX", str(gid_index), "the RoCE v2 GID index that "
+                          "`fabric validate` found identical on every node"))
+    else:
+        env.append(EnvVar("NCCL_IB_GID_INDEX", "", "not set: no validated RoCE GID (no RDMA in "
+                          "this fabric, e.g. the lab); NCCL falls back to sockets"))
+    if intent.kind == "ring" and len(order) >= 4:
+        env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
+                          "that connects non-adjacent ranks and fails"))
+    ranks = tuple(Rank(r, h, addrs[h], hosts[h].hostname) for r, h in enumerate(order))
+    return LaunchPlan(topology=intent.name, intent_hash=intent.intent_hash, kind=intent.kind,
+                      entry=entry, ranks=ranks, master_addr=addrs[entry], socket_ifname=ifname,
+                      env=tuple(env))

@@ -1,0 +1,82 @@
+"""`fabric launch rehearse`: a real torch.distributed all-reduce/all-gather across the nodes,
+with exactly the env, ranks and rendezvous address that the launch will use."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from fabric.launch.plan import LaunchPlan
+from fabric.nornir_setup import make_nornir
+from fabric.parsers import parse
+from fabric.parsers.records import NcclTestSummary
+from fabric.target import Target
+from fabric.tasks.run_rehearsal_rank import run_rehearsal_rank
+
+SCRIPT = Path(__file__).resolve().parents[2] / "launch" / "rehearse.py"
+_ERROR = re.compile(r"REHEARSAL-ERROR:\s*(.*)")
+
+
+@dataclass(frozen=True)
+class RehearsalResult:
+    passed: bool
+    output: str  # rank 0's nccl-tests-compatible output
+    busbw: dict[str, float]  # collective -> average bus bandwidth (GB/s)
+    rows: list[dict[str, object]]
+    problems: dict[str, str]  # host -> reason / hint
+
+
+def rank_env(plan: LaunchPlan, rank: int, port: int,
+             overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """The launch env for one rank, plus torch.distributed's rendezvous variables."""
+    env = {v.name: v.value for v in plan.env if v.value}
+    env.update(RANK=str(rank), WORLD_SIZE=str(plan.world_size), LOCAL_RANK="0",
+               MASTER_ADDR=plan.master_addr, MASTER_PORT=str(port))
+    env.update(overrides or {})
+    return env
+
+
+def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: str = "python3",
+             sizes: tuple[str, str] = ("1M", "16M"), iters: int = 5, port: int = 29500,
+             timeout: float = 60.0, overrides: dict[str, str] | None = None) -> RehearsalResult:
+    """Run every rank at once through Nornir (one SSH session per node) and judge rank 0."""
+    hosts = [r.host for r in plan.ranks]
+    nr = make_nornir(target, hosts=hosts, workers=len(hosts))
+    script = SCRIPT.read_text()
+    args = ["--backend", backend, "-b", sizes[0], "-e", sizes[1], "-n", str(iters),
+            "--timeout", str(int(timeout))]
+    rank_of = {r.host: r.rank for r in plan.ranks}
+    results = nr.run(
+        task=lambda task: run_rehearsal_rank(
+            task, script=script, env=rank_env(plan, rank_of[task.host.name], port, overrides),
+            python=python, args=args, timeout=timeout))
+    problems: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    for host, multi in results.items():
+        res = multi[0]
+        text = str(res.result or res.exception or "")
+        outputs[host] = text
+        if res.failed:
+            m = _ERROR.search(text)
+            problems[host] = target.credentials.scrub(m.group(1) if m else text[-400:])
+    output = outputs.get(plan.entry, "")
+    busbw: dict[str, float] = {}
+    rows: list[dict[str, object]] = []
+    if not problems:
+        for block in split_collectives(output):
+            for record in parse("nccl_tests", block):
+                if isinstance(record, NcclTestSummary):
+                    if record.avg_busbw_GBps is not None and record.collective:
+                        busbw[record.collective] = record.avg_busbw_GBps
+                else:
+                    rows.append(dict(record.__dict__))
+    return RehearsalResult(not problems and bool(busbw), output, busbw, rows, problems)
+
+
+def split_collectives(output: str) -> list[str]:
+    """One nccl-tests block per collective (the header is repeated), as nccl-tests prints
+    one collective per binary; the parser reads one block at a time."""
+    marker = "# Collective test starting:"
+    head, *parts = output.split(marker)
+    return [head + marker + part for part in parts]

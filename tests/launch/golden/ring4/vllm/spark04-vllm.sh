@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# vLLM + Ray TP4 PP1 launch
+# Rendered by `fabric launch vllm` for topology ring4 (intent b479ba72fc5ac8a6).
+# Node spark04 is rank 3 of 4; entry node spark01.
+# Do not edit: re-render after any change to the fabric, and re-validate first.
+set -euo pipefail
+# bootstrap/control only: a ring has no subnet shared by all nodes, so rendezvous uses the management interface; model data stays on NCCL_IB_HCA
+export NCCL_SOCKET_IFNAME==enP7s7
+# same interface for torch/gloo control traffic; a Spark has no eth0 and defaults pick Wi-Fi
+export GLOO_SOCKET_IFNAME=enP7s7
+# both twins of both ring ports: one twin alone caps a cable at ~100 Gb/s
+export NCCL_IB_HCA==roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1
+# the RoCE v2 GID index that `fabric validate` found identical on every node
+export NCCL_IB_GID_INDEX=3
+# ring of 4+: stock NCCL also builds a tree that connects non-adjacent ranks and fails
+export NCCL_ALGO=Ring
+# Ray worker joining the head on spark01.
+exec ray start --block --address=spark01.mgmt.studio.lan:6379 --node-ip-address=spark04.mgmt.studio.lan

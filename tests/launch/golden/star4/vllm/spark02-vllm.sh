@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# vLLM + Ray TP4 PP1 launch
+# Rendered by `fabric launch vllm` for topology star4 (intent 7659370ee1f8a5ac).
+# Node spark02 is rank 1 of 4; entry node spark01.
+# Do not edit: re-render after any change to the fabric, and re-validate first.
+set -euo pipefail
+# bootstrap/control on rail 0 (10.210.0.0/24); never the management route
+export NCCL_SOCKET_IFNAME==enp1s0f0np0
+# torch/gloo control on the same rail; a Spark has no eth0 and defaults pick Wi-Fi
+export GLOO_SOCKET_IFNAME=enp1s0f0np0
+# both twins of p0: one twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)
+export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
+# the RoCE v2 GID index that `fabric validate` found identical on every node
+export NCCL_IB_GID_INDEX=3
+# Ray worker joining the head on spark01.
+exec ray start --block --address=10.210.0.1:6379 --node-ip-address=10.210.0.2

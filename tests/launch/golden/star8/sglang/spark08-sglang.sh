@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SGLang TP8 launch
+# Rendered by `fabric launch sglang` for topology star8 (intent d74f15205c3cd24a).
+# Node spark08 is rank 7 of 8; entry node spark01.
+# Do not edit: re-render after any change to the fabric, and re-validate first.
+set -euo pipefail
+# bootstrap/control on rail 0 (10.210.0.0/24); never the management route
+export NCCL_SOCKET_IFNAME==enp1s0f0np0
+# torch/gloo control on the same rail; a Spark has no eth0 and defaults pick Wi-Fi
+export GLOO_SOCKET_IFNAME=enp1s0f0np0
+# both twins of p0: one twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)
+export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
+# the RoCE v2 GID index that `fabric validate` found identical on every node
+export NCCL_IB_GID_INDEX=3
+# SGLang tensor parallel across 8 nodes; rank order follows the topology.
+exec python3 -m sglang.launch_server \
+  --model-path /models/DeepSeek-V4.1-Flash \
+  --tp-size 8 \
+  --nnodes 8 \
+  --node-rank 7 \
+  --dist-init-addr 10.210.0.1:20000 \
+  --trust-remote-code \
+  --port 30000
