@@ -35,6 +35,7 @@ def read_ping(kind: str, raw: str) -> list[Record]:
                 local_mtu=opt_int(r, "LOCAL_MTU"),
                 path_mtu=opt_int(r, "PATH_MTU"),
                 exit_code=opt_int(r, "EXIT"),
+                error=opt(r, "ERROR"),
             )
         )
     return records

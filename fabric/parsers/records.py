@@ -267,6 +267,7 @@ class PingResult(Record):
     local_mtu: int | None  # "local error: message too long, mtu=N"
     path_mtu: int | None  # "Frag needed and DF set (mtu = N)"
     exit_code: int | None  # a captured "[exit=N]" trailer
+    error: str | None = None  # last other failure: "Destination Host Unreachable", "connect: ..."
 
 
 @dataclass(frozen=True)
