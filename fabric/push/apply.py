@@ -1,0 +1,168 @@
+"""The push cycle: plan (dry run) or lock → plan → backup → apply → verify → roll back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabric.errors import InputError
+from fabric.push import backup, rollback
+from fabric.push.lock import host_locks
+from fabric.push.model import PushPlan
+from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.render import NETPLAN_PATH
+from fabric.push.runner import run_task
+from fabric.push.verify import current_plan, verify
+from fabric.target import Target
+from fabric.tasks.apply_spark_config import apply_spark_config
+from fabric.tasks.apply_switch_config import apply_switch_config
+from fabric.tasks.backup_switch_config import backup_switch_config
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class PushOutcome:
+    """What a push did; `exit_code` follows the CLI contract."""
+
+    plan: PushPlan
+    applied: bool = False
+    run_id: str | None = None
+    run_dir: Path | None = None
+    apply_errors: dict[str, str] = field(default_factory=dict)
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    rolled_back: dict[str, list[str]] = field(default_factory=dict)
+    rollback_errors: dict[str, str] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems or self.apply_errors or self.rollback_errors:
+            return 1
+        return 3 if self.plan.errors else 0
+
+
+def scope(target: Target, hosts: list[str] | None) -> list[str]:
+    """The hosts to push to: the topology's Sparks and switch, or `--hosts` (checked)."""
+    intent = target.intent
+    known = sorted(h for h in intent.graph.nodes if intent.hosts[h].role in ("spark", "switch"))
+    if hosts is None:
+        return known
+    unknown = sorted(set(hosts) - set(known))
+    if unknown:
+        raise InputError(f"--hosts: not in topology {intent.name}: {', '.join(unknown)} "
+                         f"(known: {', '.join(known)})")
+    return sorted(set(hosts))
+
+
+def lock_keys(target: Target, hosts: list[str]) -> dict[str, str]:
+    """A lock key per host: its management address (unique per real device)."""
+    from fabric.nornir_setup import make_nornir
+
+    inv = make_nornir(target, hosts).inventory.hosts
+    return {h: f"{inv[h].hostname}-{h}" if h in inv else h for h in hosts}
+
+
+def push(target: Target, hosts: list[str] | None, apply: bool, workers: int,
+         progress: Progress) -> PushOutcome:
+    """Dry run (plan only) or the whole cycle with `apply`."""
+    started = time.monotonic()
+    chosen = scope(target, hosts)
+    if not apply:
+        plan, _, _ = current_plan(target, chosen, workers, progress)
+        return PushOutcome(plan, duration_s=time.monotonic() - started)
+    run_id = backup.new_run_id()
+    with host_locks(backup.state_dir() / "locks", run_id, lock_keys(target, chosen)):
+        plan, sparks, switch = current_plan(target, chosen, workers, progress)
+        out = PushOutcome(plan, applied=True)
+        if plan.changes:
+            _apply(target, plan, sparks, switch, run_id, workers, progress, out)
+    out.duration_s = time.monotonic() - started
+    return out
+
+
+def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
+           switch: SwitchSnapshot | None, run_id: str, workers: int, progress: Progress,
+           out: PushOutcome) -> None:
+    directory = backup.run_dir(run_id)
+    out.run_id, out.run_dir = run_id, directory
+    progress(f"run {run_id}: backing up to {directory}")
+    manifest = _backup(target, plan, sparks, switch, run_id, directory)
+    changed = manifest["hosts"]
+    if plan.switch is not None and plan.switch.changes:
+        progress(f"applying {plan.switch.changes} changes to {plan.switch.host}")
+        _, errs = run_task(target, [plan.switch.host], apply_switch_config, 1,
+                           lambda _h: {"plan": plan.switch})
+        out.apply_errors |= errs
+    todo = sorted(h for h, p in plan.sparks.items() if p.changes)
+    if todo and not out.apply_errors:
+        progress(f"applying changes to {len(todo)} Sparks ({workers} at a time)")
+        _, errs = run_task(target, todo, apply_spark_config, workers, lambda h: {
+            "plan": plan.sparks[h], "has_netplan": sparks[h].has_netplan})
+        out.apply_errors |= errs
+    if not out.apply_errors:
+        out.problems = verify(target, plan, sorted(set(plan.sparks) | _switch(plan)), workers,
+                              progress)
+    status = "applied"
+    if out.apply_errors or out.problems:
+        progress("verification failed: rolling back every changed host")
+        out.rolled_back, out.rollback_errors = rollback.restore(target, directory, manifest,
+                                                                workers)
+        status = "rolled-back" if not out.rollback_errors else "rollback-failed"
+    manifest |= {"status": status, "finished": _now(), "apply_errors": out.apply_errors,
+                 "problems": out.problems, "rollback_errors": out.rollback_errors}
+    manifest["hosts"] = changed
+    backup.save_manifest(directory, manifest)
+
+
+def _switch(plan: PushPlan) -> set[str]:
+    return {plan.switch.host} if plan.switch is not None else set()
+
+
+def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
+            switch: SwitchSnapshot | None, run_id: str, directory: Path) -> dict[str, object]:
+    """Write the backup of every host with changes; the manifest that rollback reads."""
+    hosts: dict[str, dict[str, object]] = {}
+    for host, sp in sorted(plan.sparks.items()):
+        if sp.changes:
+            backup.save_spark(directory, sparks[host])
+            hosts[host] = {"role": "spark", "touched": list(sp.touched),
+                           "netplan_path": NETPLAN_PATH}
+    if plan.switch is not None and plan.switch.changes and switch is not None:
+        got, errs = run_task(target, [plan.switch.host], backup_switch_config, 1,
+                             lambda _h: {"export": True})
+        snap = got.get(plan.switch.host, switch)
+        if errs:
+            snap = SwitchSnapshot(switch.host, switch.rows, None,
+                                  f"re-reading for /export failed: {errs[plan.switch.host]}",
+                                  switch.connected_interface)
+        backup.save_switch(directory, snap, target.credentials.scrub)
+        lanes = [lp.name for lp in target.intent.switch.lanes] if target.intent.switch else []
+        hosts[plan.switch.host] = {"role": "switch", "lanes": lanes,
+                                   "bridge": plan.switch.bridge}
+    manifest: dict[str, object] = {"schema": "fabric.push-run/1", "run_id": run_id,
+                                   "topology": plan.topology, "lab": target.lab,
+                                   "started": _now(), "status": "applying", "hosts": hosts}
+    backup.save_manifest(directory, manifest)
+    return manifest
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def rollback_run(target: Target, run_id: str, workers: int, progress: Progress
+                 ) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """`fabric push rollback RUN_ID`: restore every host of that run from its backup."""
+    directory, manifest = backup.load_manifest(run_id)
+    hosts = sorted(manifest.get("hosts", {}))
+    with host_locks(backup.state_dir() / "locks", f"rollback-{run_id}",
+                    lock_keys(target, hosts)):
+        progress(f"restoring {len(hosts)} hosts from {directory}")
+        done, errors = rollback.restore(target, directory, manifest, workers)
+    manifest["rolled_back"] = _now()
+    backup.save_manifest(directory, manifest)
+    return done, errors

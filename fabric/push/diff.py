@@ -1,0 +1,202 @@
+"""Intent minus facts: exactly what `push` would change, per host. Nothing else is applied."""
+
+from __future__ import annotations
+
+import difflib
+
+from fabric.errors import InputError
+from fabric.facts import Facts, SparkFacts, SwitchFacts
+from fabric.intent.model import Intent
+from fabric.push import render
+from fabric.push.model import ApiCall, Attr, NetdevWant, PushPlan, SparkPlan, SwitchPlanDiff
+from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+
+
+class PushRefused(InputError):
+    """A plan would touch something push must never touch (exit 2)."""
+
+
+def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
+              switch: SwitchSnapshot | None, hosts: list[str]) -> PushPlan:
+    """The plan for `hosts`: hosts without facts or snapshot land in `errors`."""
+    errors = dict(facts.errors)
+    spark_plans: dict[str, SparkPlan] = {}
+    switch_plan: SwitchPlanDiff | None = None
+    for host in (h for h in hosts if h not in errors):
+        if intent.switch is not None and host == intent.switch.host:
+            if facts.switch is None or switch is None:
+                errors[host] = "no switch facts"
+            else:
+                switch_plan = plan_switch(intent, facts.switch, switch)
+            continue
+        sf, snap = facts.sparks.get(host), sparks.get(host)
+        if sf is None or snap is None:
+            errors[host] = "no facts"
+        else:
+            spark_plans[host] = plan_spark(intent, sf, snap)
+    return PushPlan(intent.name, spark_plans, switch_plan, errors)
+
+
+def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkPlan:
+    """Netplan file diff plus the runtime commands that make the twins match the intent."""
+    host = facts.host
+    wants = render.spark_wants(intent, host)
+    new = render.render_netplan(intent, host)
+    old = snap.netplan.get(render.NETPLAN_PATH)
+    udiff = "" if old == new else "".join(difflib.unified_diff(
+        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"{render.NETPLAN_PATH} (on {host})" if old is not None else "/dev/null",
+        tofile=f"{render.NETPLAN_PATH} (intent)"))
+    commands: list[str] = []
+    touched: list[str] = []
+    notes: list[str] = []
+    for want in wants:
+        cmds = _netdev_commands(facts, want, notes)
+        if snap.has_mlnx_qos and "mlnx_qos" not in facts.missing:
+            cmds += _qos_commands(facts, want.netdev)
+        if cmds:
+            touched.append(want.netdev)
+        commands += cmds
+    if not snap.has_mlnx_qos:
+        notes.append("mlnx_qos not found: RoCE QoS (DSCP trust, PFC) skipped")
+    check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
+    return SparkPlan(host=host, netplan_path=render.NETPLAN_PATH, netplan_old=old,
+                     netplan_new=new, netplan_diff=udiff, commands=tuple(commands),
+                     wants=wants, touched=tuple(touched), notes=tuple(notes))
+
+
+def check_safe(host: str, touched: list[str], mgmt: str | None, connected: str | None) -> None:
+    """Refuse any change to the management interface or the one this session rides on."""
+    for netdev in touched:
+        if netdev == (mgmt or "enP7s7"):
+            raise PushRefused(f"{host}: refusing to change {netdev}: it is the management "
+                              "interface")
+        if connected is not None and netdev == connected:
+            raise PushRefused(f"{host}: refusing to change {netdev}: this SSH session is "
+                              "connected through it")
+
+
+def _netdev_commands(facts: SparkFacts, want: NetdevWant, notes: list[str]) -> list[str]:
+    nd = facts.netdevs.get(want.netdev)
+    dev = want.netdev
+    if nd is None:
+        notes.append(f"{dev} does not exist on {facts.host}: cannot configure it (cable "
+                     "plugged? driver loaded?)")
+        return []
+    cmds: list[str] = []
+    if nd.mtu != want.mtu:
+        cmds.append(f"ip link set dev {dev} mtu {want.mtu}")
+    if not nd.admin_up:
+        cmds.append(f"ip link set dev {dev} up")
+    cmds += [f"ip addr del {a} dev {dev}" for a in nd.addresses if a not in want.addresses]
+    cmds += [f"ip addr add {a} dev {dev}" for a in want.addresses if a not in nd.addresses]
+    return cmds
+
+
+def _qos_commands(facts: SparkFacts, netdev: str) -> list[str]:
+    q = facts.qos.get(netdev)
+    pfc = (render.ROCE_PFC_PRIORITY,)
+    if q is not None and q.trust == render.ROCE_TRUST and tuple(q.pfc_enabled) == pfc:
+        return []
+    bits = ",".join("1" if p in pfc else "0" for p in range(8))
+    return [f"mlnx_qos -i {netdev} --trust {render.ROCE_TRUST} --pfc {bits}"]
+
+
+def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> SwitchPlanDiff:
+    """API calls for the used lanes, the offloaded bridge and its ports, LLDP (and QoS)."""
+    sw = intent.switch
+    assert sw is not None
+    calls: list[ApiCall] = []
+    touched: list[str] = []
+    warnings: list[str] = []
+    for want in render.lane_wants(intent):
+        attrs = [Attr(k, old, v) for k, v in want.attrs.items()
+                 if (old := _lane_value(facts, snap, want.name, k)) != v]
+        if attrs:
+            calls.append(ApiCall("/interface/ethernet", "set", want.name, tuple(attrs)))
+            touched.append(want.name)
+            if any(a.key in ("speed", "auto-negotiation", "fec-mode") for a in attrs):
+                warnings.append(_bounce_warning(intent, want.name))
+    if snap.connected_interface in (*touched, sw.bridge):
+        raise PushRefused(f"{sw.host}: refusing to change {snap.connected_interface}: the "
+                          "API session is connected through it")
+    if snap.row("/interface/bridge", name=sw.bridge) is None:
+        calls.append(ApiCall("/interface/bridge", "add", None, (Attr("name", None, sw.bridge),)))
+    for want in render.lane_wants(intent):
+        if want.cabled_to:
+            calls += _port_calls(snap, sw.bridge, want.name)
+    calls += _discovery_calls(snap)
+    notes = []
+    if render.qos_supported(intent, facts.version):
+        disc = snap.row("/ip/neighbor/discovery-settings") or {}
+        if disc.get("lldp-dcbx") != "true":
+            calls.append(ApiCall("/ip/neighbor/discovery-settings", "set", None,
+                                 (Attr("lldp-dcbx", disc.get("lldp-dcbx"), "yes"),)))
+        notes.append("QoS: lldp-dcbx managed; PFC/ECN profiles under "
+                     "/interface/ethernet/switch/qos are left to the operator")
+    else:
+        notes.append(f"QoS/PFC skipped: RouterOS {facts.version} is below "
+                     f"{_qos_min(intent)} (needs 7.15+, 7.17 recommended)")
+    return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
+                          touched_lanes=tuple(touched), bridge=sw.bridge,
+                          warnings=tuple(dict.fromkeys(warnings)), notes=tuple(notes))
+
+
+def _qos_min(intent: Intent) -> str:
+    from fabric.intent.platforms import switch_model
+
+    assert intent.switch is not None
+    return switch_model(intent.switch.model).qos_min_version
+
+
+def _lane_value(facts: SwitchFacts, snap: SwitchSnapshot, lane: str, key: str) -> str | None:
+    lf = facts.lanes.get(lane)
+    value: object = None
+    if lf is not None:
+        value = {"speed": lf.speed, "auto-negotiation": lf.auto_negotiation,
+                 "fec-mode": lf.fec_mode, "mtu": lf.mtu, "l2mtu": lf.l2mtu}[key]
+    if value is None:
+        row = snap.row("/interface/ethernet", name=lane) or {}
+        value = row.get(key)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value in ("true", "false"):
+        return "yes" if value == "true" else "no"
+    return None if value is None else str(value)
+
+
+def _port_calls(snap: SwitchSnapshot, bridge: str, lane: str) -> list[ApiCall]:
+    row = snap.row("/interface/bridge/port", interface=lane)
+    path = "/interface/bridge/port"
+    if row is None:
+        return [ApiCall(path, "add", None, (Attr("bridge", None, bridge),
+                                            Attr("interface", None, lane),
+                                            Attr("hw", None, "yes")))]
+    attrs = [Attr(k, row.get(k), v) for k, v, cur in (
+        ("bridge", bridge, row.get("bridge")), ("hw", "yes", _yes(row.get("hw"))),
+        ("disabled", "no", _yes(row.get("disabled")))) if cur != v]
+    return [ApiCall(path, "set", row.get("id") or row.get(".id"), tuple(attrs))] if attrs else []
+
+
+def _yes(value: str | None) -> str | None:
+    return {"true": "yes", "false": "no"}.get(value or "", value)
+
+
+def _discovery_calls(snap: SwitchSnapshot) -> list[ApiCall]:
+    disc = snap.row("/ip/neighbor/discovery-settings") or {}
+    protocols = [p for p in (disc.get("protocol") or "").split(",") if p]
+    if "lldp" in protocols:
+        return []
+    new = ",".join([*protocols, "lldp"])
+    return [ApiCall("/ip/neighbor/discovery-settings", "set", None,
+                    (Attr("protocol", disc.get("protocol"), new),))]
+
+
+def _bounce_warning(intent: Intent, lane: str) -> str:
+    sw = intent.switch
+    assert sw is not None
+    port = next(lp.port for lp in sw.lanes if lp.name == lane)
+    nodes = [f"{lp.cabled_to} ({lp.name})" for lp in sw.lanes
+             if lp.port == port and lp.cabled_to]
+    return (f"changing the breakout group of {lane} restarts every lane of {port} "
+            f"(mode {sw.port_modes[port]}); it bounces: {', '.join(nodes) or 'no node'}")

@@ -1,0 +1,105 @@
+"""Typed records of a push plan: what would change on each host, item by item."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class NetdevWant:
+    """The runtime state a Spark fabric twin should have."""
+
+    netdev: str
+    mtu: int
+    addresses: tuple[str, ...]  # "a.b.c.d/len"
+    link_id: str
+    peer_address: str | None  # an address to ping over this twin (verification)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """One attribute change: `key` goes from `old` to `new` (old None: not set / unknown)."""
+
+    key: str
+    old: str | None
+    new: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.old if self.old is not None else '-'} -> {self.new}"
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One RouterOS API call: `set` an item (by name or .id) or `add` one."""
+
+    path: str
+    action: str  # "set" | "add"
+    target: str | None
+    attrs: tuple[Attr, ...]
+
+    def args(self) -> dict[str, str]:
+        return {a.key: a.new for a in self.attrs}
+
+    def __str__(self) -> str:
+        if self.action == "add":
+            words = " ".join(f"{a.key}={a.new}" for a in self.attrs)
+            return f"{self.path} add {words}"
+        target = f" {self.target}" if self.target else ""
+        return f"{self.path} set{target} " + ", ".join(str(a) for a in self.attrs)
+
+
+@dataclass(frozen=True)
+class SparkPlan:
+    """What `push` would change on one Spark."""
+
+    host: str
+    netplan_path: str
+    netplan_old: str | None  # None: the file does not exist
+    netplan_new: str
+    netplan_diff: str  # unified diff, "" when the file is already right
+    commands: tuple[str, ...]  # runtime `ip` / `mlnx_qos` commands
+    wants: tuple[NetdevWant, ...]
+    touched: tuple[str, ...]  # netdevs the plan changes
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> int:
+        return len(self.commands) + (1 if self.netplan_diff else 0)
+
+
+@dataclass(frozen=True)
+class SwitchPlanDiff:
+    """What `push` would change on the switch, as API calls."""
+
+    host: str
+    version: str
+    calls: tuple[ApiCall, ...]
+    touched_lanes: tuple[str, ...]
+    bridge: str
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> int:
+        return sum(len(c.attrs) if c.action == "set" else 1 for c in self.calls)
+
+
+@dataclass(frozen=True)
+class PushPlan:
+    """The whole push: one plan per reachable host, and why the others are missing."""
+
+    topology: str
+    sparks: dict[str, SparkPlan] = field(default_factory=dict)
+    switch: SwitchPlanDiff | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changes(self) -> int:
+        return sum(p.changes for p in self.sparks.values()) + (
+            self.switch.changes if self.switch else 0)
+
+    def hosts_with_changes(self) -> list[str]:
+        out = [h for h, p in sorted(self.sparks.items()) if p.changes]
+        if self.switch is not None and self.switch.changes:
+            out.append(self.switch.host)
+        return out

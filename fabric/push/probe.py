@@ -1,0 +1,57 @@
+"""Read-only snapshots a push needs beyond Facts: netplan files, `ip -j`, RouterOS items."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any
+
+#: RouterOS menus a push touches; their rows are snapshotted before any change.
+SWITCH_PATHS = ("/interface/ethernet", "/interface/bridge", "/interface/bridge/port",
+                "/ip/neighbor/discovery-settings")
+
+
+@dataclass(frozen=True)
+class SparkSnapshot:
+    """A Spark before (or after) a push: netplan files, `ip -j` output, tools, SSH address."""
+
+    host: str
+    netplan: dict[str, str]  # path -> content
+    ip_addr: list[dict[str, Any]]
+    ip_link: list[dict[str, Any]]
+    ip_route: list[dict[str, Any]]
+    has_netplan: bool
+    has_mlnx_qos: bool
+    ssh_server_ip: str | None  # the address this SSH session arrived on
+    qos: dict[str, str] = field(default_factory=dict)  # netdev -> `mlnx_qos -i` text
+
+    def connected_netdev(self) -> str | None:
+        """The netdev that carries the SSH session's server address (never to be touched)."""
+        if not self.ssh_server_ip:
+            return None
+        ip = ipaddress.ip_address(self.ssh_server_ip)
+        for link in self.ip_addr:
+            for a in link.get("addr_info", []):
+                if a.get("local") and ipaddress.ip_address(a["local"]) == ip:
+                    return str(link["ifname"])
+        return None
+
+    def netdev(self, name: str) -> dict[str, Any] | None:
+        return next((x for x in self.ip_addr if x.get("ifname") == name), None)
+
+
+@dataclass(frozen=True)
+class SwitchSnapshot:
+    """Rows of every RouterOS menu a push touches, keyed by menu path; `export` is text."""
+
+    host: str
+    rows: dict[str, list[dict[str, str]]]
+    export: str | None = None
+    export_error: str | None = None
+    connected_interface: str | None = None
+
+    def row(self, path: str, **match: str) -> dict[str, str] | None:
+        for r in self.rows.get(path, []):
+            if all(r.get(k) == v for k, v in match.items()):
+                return r
+        return None

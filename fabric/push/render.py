@@ -1,0 +1,102 @@
+"""Desired state rendered from the intent: Spark netplan + runtime, the CRS804's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import jinja2
+
+from fabric.intent.model import Intent, LanePlan
+from fabric.intent.platforms import switch_model
+from fabric.push.model import NetdevWant
+
+NETPLAN_PATH = "/etc/netplan/40-fabric.yaml"
+#: RoCE lossless class on the Sparks (mlnx_qos): trust DSCP, PFC on this priority.
+ROCE_TRUST = "dscp"
+ROCE_PFC_PRIORITY = 3
+
+
+@cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("fabric.push", "templates"),
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+def spark_wants(intent: Intent, host: str) -> tuple[NetdevWant, ...]:
+    """Every fabric twin of `host`: MTU, its one address, and a peer address to ping."""
+    out: list[NetdevWant] = []
+    for plan in intent.interfaces(host):
+        peer = plan.peer.address
+        out.append(NetdevWant(netdev=plan.netdev, mtu=plan.mtu, addresses=(str(plan.address),),
+                              link_id=plan.link_id,
+                              peer_address=str(peer.ip) if peer is not None
+                              else _rail_neighbour(intent, host, plan.twin)))
+    return tuple(out)
+
+
+def _rail_neighbour(intent: Intent, host: str, twin: int) -> str | None:
+    """On a switched rail: the next Spark's address on the same rail (cyclic by node id)."""
+    ring = [i for s in intent.sparks for i in intent.interfaces(s.name) if i.twin == twin]
+    names = [i.host for i in ring]
+    if host not in names or len(ring) < 2:
+        return None
+    nxt = ring[(names.index(host) + 1) % len(ring)]
+    return str(nxt.address.ip)
+
+
+def render_netplan(intent: Intent, host: str) -> str:
+    """The netplan file of `host` (fabric twins only, never the management interface)."""
+    mgmt = intent.hosts[host].mgmt_interface or "enP7s7"
+    wants = [w for w in spark_wants(intent, host) if w.netdev != mgmt]
+    return _env().get_template("netplan.yaml.j2").render(
+        path=NETPLAN_PATH, topology=intent.name, mgmt=mgmt, wants=wants)
+
+
+@dataclass(frozen=True)
+class LaneWant:
+    """The settings a used switch lane should have (RouterOS attribute -> value)."""
+
+    name: str
+    attrs: dict[str, str]
+    cabled_to: str | None
+
+
+def lane_wants(intent: Intent) -> list[LaneWant]:
+    """Each lane the topology uses: forced speed, auto-negotiation, FEC, mtu, l2mtu."""
+    sw = intent.switch
+    if sw is None:
+        return []
+    return [LaneWant(lane.name, _lane_attrs(lane, sw.mtu, sw.l2mtu), lane.cabled_to)
+            for lane in sw.lanes]
+
+
+def _lane_attrs(lane: LanePlan, mtu: int, l2mtu: int) -> dict[str, str]:
+    return {"speed": lane.speed, "auto-negotiation": "yes" if lane.auto_negotiation else "no",
+            "fec-mode": lane.fec_mode, "l2mtu": str(l2mtu), "mtu": str(mtu)}
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'7.19.4 (stable)' -> (7, 19, 4); unknown parts are 0."""
+    head = version.split()[0] if version.split() else "0"
+    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
+
+
+def qos_supported(intent: Intent, version: str) -> bool:
+    """Whether the switch's RouterOS version has the QoS/PFC menus (>= the model's minimum)."""
+    if intent.switch is None:
+        return False
+    minimum = switch_model(intent.switch.model).qos_min_version
+    return version_tuple(version) >= version_tuple(minimum)
+
+
+def render_routeros(intent: Intent, version: str) -> str:
+    """The switch's desired state as a RouterOS script (for review and golden tests)."""
+    sw = intent.switch
+    if sw is None:
+        return ""
+    return _env().get_template("routeros.rsc.j2").render(
+        host=sw.host, model=sw.model, topology=intent.name, lanes=sw.lanes, mtu=sw.mtu,
+        l2mtu=sw.l2mtu, bridge=sw.bridge, qos=qos_supported(intent, version), version=version,
+        qos_min=switch_model(sw.model).qos_min_version)

@@ -1,0 +1,40 @@
+"""Nornir task: snapshot every RouterOS item push may touch, plus `/export terse` over SSH."""
+
+from __future__ import annotations
+
+from nornir.core.task import Result, Task
+
+from fabric.push.probe import SWITCH_PATHS, SwitchSnapshot
+from fabric.tasks.push_shell import ros_rows, routeros
+
+
+def backup_switch_config(task: Task, export: bool = False) -> Result:
+    """Read (never change) the touched menus; with `export`, `/export terse` via Netmiko SSH."""
+    api = routeros(task)
+    rows = {path: ros_rows(api, path) for path in SWITCH_PATHS}
+    connected = _connected_interface(api, str(task.host.hostname))
+    text, why = (_export(task) if export else (None, None))
+    snap = SwitchSnapshot(host=task.host.name, rows=rows, export=text, export_error=why,
+                          connected_interface=connected)
+    return Result(host=task.host, result=snap, changed=False)
+
+
+def _connected_interface(api: object, address: str) -> str | None:
+    try:
+        rows = ros_rows(api, "/ip/address")
+    except Exception:  # the menu may be missing (lab emulator): nothing to protect there
+        return None
+    for row in rows:
+        if row.get("address", "").split("/")[0] == address:
+            return row.get("interface")
+    return None
+
+
+def _export(task: Task) -> tuple[str | None, str | None]:
+    """`/export terse` text, or why it could not be taken (the JSON snapshot still is)."""
+    try:
+        conn = task.host.get_connection("netmiko", task.nornir.config)
+        text: str = conn.send_command("/export terse", read_timeout=30)
+        return text, None
+    except Exception as exc:
+        return None, f"/export terse over SSH failed: {type(exc).__name__}: {exc}"

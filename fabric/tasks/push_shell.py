@@ -1,0 +1,71 @@
+"""Shell and RouterOS API helpers shared by the push and backup tasks."""
+
+from __future__ import annotations
+
+import base64
+import re
+import shlex
+from typing import Any
+
+from nornir.core.task import Task
+
+_RC = re.compile(r"@@RC (\d+)\s*$")
+
+
+class RemoteCommandFailed(RuntimeError):
+    """A command on a host exited non-zero; the message carries its output."""
+
+
+def netmiko(task: Task) -> Any:
+    return task.host.get_connection("netmiko", task.nornir.config)
+
+
+def sh(task: Task, command: str, timeout: float = 30.0) -> tuple[int, str]:
+    """Run `command` on the host over its Netmiko session; (exit status, output)."""
+    conn = netmiko(task)
+    out: str = conn.send_command(f"{command}; echo @@RC $?", read_timeout=timeout,
+                                 strip_prompt=True, strip_command=True)
+    m = _RC.search(out)
+    if m is None:
+        raise RemoteCommandFailed(f"{task.host.name}: no exit status from {command!r}: "
+                                  f"{out[-300:]!r}")
+    return int(m.group(1)), out[:m.start()].rstrip("\n")
+
+
+def sh_ok(task: Task, command: str, timeout: float = 30.0) -> str:
+    """Run `command`; RemoteCommandFailed unless it exits 0."""
+    rc, out = sh(task, command, timeout)
+    if rc != 0:
+        raise RemoteCommandFailed(f"{task.host.name}: `{command}` exited {rc}: {out[-500:]}")
+    return out
+
+
+def write_file(task: Task, path: str, content: str, mode: str = "600") -> None:
+    """Write `content` to `path` atomically (temp file + mv), base64 over the wire."""
+    blob = base64.b64encode(content.encode()).decode()
+    tmp = shlex.quote(path + ".fabric-tmp")
+    sh_ok(task, f"printf %s {blob} | base64 -d > {tmp} && chmod {mode} {tmp} && "
+                f"mv -f {tmp} {shlex.quote(path)}")
+
+
+def routeros(task: Task) -> Any:
+    """The logged-in `RouterOsApi` of the switch (connection plugin `routeros_api`)."""
+    conn = task.host.get_connection("routeros_api", task.nornir.config)
+    return conn.get_api() if hasattr(conn, "get_api") else conn
+
+
+def ros_rows(api: Any, path: str) -> list[dict[str, str]]:
+    """All rows of a RouterOS menu; `.id` is kept as `id`."""
+    return [{str(k): str(v) for k, v in dict(r).items()} for r in api.get_resource(path).get()]
+
+
+def ros_call(api: Any, path: str, action: str, args: dict[str, str]) -> str | None:
+    """One API call (`set`, `add`, `remove`); the `ret` of an `add`, if any."""
+    resource = api.get_resource(path)
+    if action == "add":
+        reply = resource.call("add", args)
+        done = getattr(reply, "done_message", {}) or {}
+        ret = done.get("ret")
+        return ret.decode() if isinstance(ret, bytes) else ret
+    resource.call(action, args)
+    return None
