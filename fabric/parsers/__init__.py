@@ -6,6 +6,20 @@ in ``templates/index``), JSON tools through small typed readers. Output that can
 raises ``fabric.errors.ParseError`` naming the offending line; nothing is guessed. A kind whose
 valid output can be empty (``Kind.empty_ok``) may return ``[]``; every other kind raises on
 output that yields no record.
+
+Decisions per kind (details in each reader module's docstring):
+
+- ``empty_ok``: ``lldpcli`` (no neighbors) and ``ip_route`` (``[]``). Nothing else.
+- Failures that are valid tool output become records, not exceptions: ``PerftestError``
+  (connect, QP to RTR, key exchange, completion, port state, no device; old one-line and new
+  multi-line forms give the same record), ``Iperf3Result.error`` (``-J`` exits 0 on errors),
+  ``PingResult.local_mtu``/``path_mtu``/``error``, ``NcclWarning``, ``NcclNetSelection``
+  with ``transport="Socket"`` (TCP fallback).
+- Truncation is a ParseError where the tool promises more: an incomplete perftest row, a
+  show_gids ``n_gids_found`` that disagrees with the rows. nccl-tests without its footer is
+  accepted (``avg_busbw_GBps`` None) because a killed run still printed valid rows.
+- Shell prompts and echoed commands (``user@host:~$ cmd``, ``$ cmd``, ``# cmd``, ``[sudo]``)
+  are ignored, so pasted captures parse as they are.
 """
 
 from __future__ import annotations
