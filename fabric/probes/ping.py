@@ -2,7 +2,7 @@
 
 A jumbo ``ping -M do -s MTU-28`` that is lost while the small one gets through is a silent
 black hole (a smaller MTU somewhere on the same L2); both lost is an unreachable peer.
-PingFact.size is the IP packet size (payload + 28), so a healthy jumbo probe has size == MTU.
+PingFact.size is the ICMP payload (the ``-s`` value): MTU - 28 for the jumbo probe.
 """
 
 from __future__ import annotations
@@ -40,10 +40,6 @@ class PingProbe:
     dst_addr: str
     payload: int
     link_id: str | None
-
-    @property
-    def size(self) -> int:
-        return self.payload + IP_ICMP_HEADERS
 
     def command(self) -> str:
         return (f"ping -n -M do -s {self.payload} -c {COUNT} -i {INTERVAL_S} -W {WAIT_S} "
@@ -114,5 +110,5 @@ def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:
 def _fact(probe: PingProbe, sent: int, received: int, error: str | None) -> PingFact:
     return PingFact(src_host=probe.src_host, src_netdev=probe.src_netdev,
                     dst_host=probe.dst_host, dst_netdev=probe.dst_netdev,
-                    dst_addr=probe.dst_addr, size=probe.size, sent=sent, received=received,
+                    dst_addr=probe.dst_addr, size=probe.payload, sent=sent, received=received,
                     error=error, link_id=probe.link_id)

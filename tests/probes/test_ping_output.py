@@ -31,7 +31,7 @@ def test_split_reports_missing_jobs() -> None:
 def test_jumbo_ok() -> None:
     job = split_batch(recorded("ping_batch_jumbo_ok.txt"), 1)[0]
     fact = ping_fact(_probe(), job.text, job.exit_code)
-    assert (fact.sent, fact.received, fact.error, fact.size) == (3, 3, None, 9000)
+    assert (fact.sent, fact.received, fact.error, fact.size) == (3, 3, None, 8972)
     assert fact.link_id == "l1"
 
 

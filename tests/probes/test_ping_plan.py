@@ -38,7 +38,6 @@ def test_ring4_pairs_are_the_cable_ends(intents: dict[str, Intent]) -> None:
 def test_sizes_are_jumbo_and_small(intents: dict[str, Intent]) -> None:
     probes = plan_ping_matrix(intents["ring4"])
     assert {p.payload for p in probes} == {8972, 56}
-    assert {p.size for p in probes} == {9000, 84}
     jumbo = next(p for p in probes if p.payload == 8972)
     cmd = jumbo.command()
     assert "-M do -s 8972" in cmd and "-c 3" in cmd and "-W 1" in cmd

@@ -1,0 +1,117 @@
+"""`fabric validate`: facts, active probes and every check; a report on the terminal and in
+files. Exit 0 passed, 1 a check failed or errored, 2 bad usage, 3 no host could be reached."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from fabric.errors import InputError, RunIncomplete
+from fabric.intent.model import Intent
+from fabric.report.model import Report, exit_code
+from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
+
+OnlyOpt = typer.Option(None, "--only", help="Comma-separated families or checks, e.g. "
+                       "link,mtu,bw (default: all).")
+JsonOpt = typer.Option(None, "--json", help="Write the report JSON to FILE ('-' = stdout).")
+JunitOpt = typer.Option(None, "--junit", help="Write a JUnit XML report to FILE.")
+HtmlOpt = typer.Option(None, "--html", help="Write an HTML report (with the picture) to FILE.")
+MdOpt = typer.Option(None, "--md", help="Write a Markdown report to FILE.")
+DurationOpt = typer.Option(None, "--duration", min=0.5, help="Seconds per bandwidth test "
+                           "(default: the link profile's, 3 s on veth, 10 s on hardware).")
+
+#: --flag -> (module, function); writers take (report, path) or (report, intent, path).
+WRITERS: dict[str, tuple[str, str]] = {
+    "junit": ("fabric.report", "write_junit"),
+    "md": ("fabric.report", "write_markdown"),
+    "html": ("fabric.report", "write_html"),
+}
+
+
+def _writer(flag: str) -> Callable[..., Any]:
+    module, name = WRITERS[flag]
+    fn = getattr(importlib.import_module(module), name, None)
+    if fn is None:
+        raise InputError(f"--{flag}: this build has no {module}.{name} yet")
+    return fn  # type: ignore[no-any-return]
+
+
+def _default_report_path(lab: str | None) -> Path | None:
+    try:
+        gate = importlib.import_module("fabric.gate")
+    except ImportError:
+        return None
+    path: Path = gate.default_report_path(lab)
+    return path
+
+
+def _only(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    names = {v.strip() for v in value.split(",") if v.strip()}
+    if not names:
+        raise InputError("--only: name at least one family or check")
+    return names
+
+
+def _write_files(report: Report, intent: Intent, json_out: str | None, junit: Path | None,
+                 html: Path | None, md: Path | None) -> None:
+    from fabric.report import write_json
+
+    if json_out is not None:
+        write_json(report, None if json_out == "-" else Path(json_out))
+    if junit is not None:
+        _writer("junit")(report, junit)
+    if md is not None:
+        _writer("md")(report, md)
+    if html is not None:
+        _writer("html")(report, intent, html)
+
+
+def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
+                 topology: str | None = TopologyOpt, only: str | None = OnlyOpt,
+                 json_out: str | None = JsonOpt, junit: Path | None = JunitOpt,
+                 html: Path | None = HtmlOpt, md: Path | None = MdOpt,
+                 duration: float | None = DurationOpt) -> None:
+    """Validate a fabric: facts, ping matrix, bandwidth rounds, every check; a report.
+
+    Exit 0 when everything passed, 1 when a check failed or errored, 2 on bad usage (an
+    unknown family lists the families), 3 when no host could be reached at all.
+    """
+    from fabric.cli import err_console
+    from fabric.report import print_terminal, write_json
+    from fabric.validate import run_validation, selected_families
+
+    selected = _only(only)
+    selected_families(selected)  # unknown names: exit 2 before touching the network
+    for flag, value in (("junit", junit), ("md", md), ("html", html)):
+        if value is not None:
+            _writer(flag)
+    target = resolve_target(lab, inventory, topology)
+    columns = (SpinnerColumn(), TextColumn("{task.description:<16}"),
+               TextColumn("{task.fields[status]}"), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=False) as progress:
+        report, facts = run_validation(target, selected, progress, duration_s=duration,
+                                       say=progress.console.print)
+    if not facts.sparks and facts.switch is None:
+        why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
+        raise RunIncomplete(f"no host could be reached: {why}")
+    print_terminal(report, err_console)
+    if facts.errors:
+        err_console.print("unreachable: " + "; ".join(
+            f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow")
+    _write_files(report, target.intent, json_out, junit, html, md)
+    default = _default_report_path(target.lab)
+    if default is not None:
+        write_json(report, default)
+        err_console.print(f"report saved for `fabric gate`: {default}", style="dim")
+    raise typer.Exit(exit_code(report))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate_cmd)

@@ -1,0 +1,128 @@
+"""Run a bandwidth schedule round by round and turn the measurements into per-cable facts.
+
+Per-cable figure: the best measurement among the tests that crossed the cable, per tool and
+twin (see the localisation scheme in `fabric.probes.schedule`). Every raw measurement is kept
+in `Facts.schedule["measurements"]`, so the report shows which pairs were slow.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from nornir.core import Nornir
+
+from fabric.facts import BandwidthFact, Facts
+from fabric.probes.measure import Measurement
+from fabric.probes.schedule import BandwidthTest, Schedule
+from fabric.tasks.run_bandwidth_pair import run_bandwidth_pair
+
+RoundHook = Callable[[int, tuple[BandwidthTest, ...]], None]
+
+
+def rdma_gids(schedule: Schedule, facts: Facts) -> tuple[dict[int, dict[int, tuple[int, int]]],
+                                                          list[str]]:
+    """(RoCE v2 GID indexes per test and twin, reasons for every twin left without RDMA)."""
+    gids: dict[int, dict[int, tuple[int, int]]] = {}
+    reasons: list[str] = []
+    for test in schedule.tests:
+        for leg in test.legs:
+            ends = ((test.client, leg.client_rdma, leg.client_addr),
+                    (test.server, leg.server_rdma, leg.server_addr))
+            found = [_gid(facts, host, dev, addr) for host, dev, addr in ends]
+            missing = [f"{h} {d or '?'}: {why}" for (h, d, _), (_, why) in zip(ends, found,
+                                                                             strict=True) if why]
+            if missing:
+                reasons.extend(missing)
+                continue
+            idx = (found[0][0], found[1][0])
+            assert idx[0] is not None and idx[1] is not None
+            gids.setdefault(test.index, {})[leg.twin] = (idx[0], idx[1])
+    return gids, sorted(set(reasons))
+
+
+def _gid(facts: Facts, host: str, rdma: str | None, addr: str) -> tuple[int | None, str]:
+    spark = facts.sparks.get(host)
+    if spark is None:
+        return None, "no facts"
+    if not spark.rdma:
+        return None, "no RDMA devices"
+    if rdma is None or rdma not in spark.rdma:
+        return None, "RDMA device absent"
+    for gid in spark.gids:
+        if gid.rdma == rdma and gid.gid_type == "RoCE v2" and gid.ipv4 == addr:
+            return gid.index, ""
+    return None, f"no RoCE v2 GID for {addr}"
+
+
+def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
+                 gids: Mapping[int, Mapping[int, tuple[int, int]]], rate: str | None = None,
+                 on_round: RoundHook | None = None) -> tuple[list[Measurement], list[float]]:
+    """Every round in turn, its tests in parallel; (measurements, wall seconds per round)."""
+    out: list[Measurement] = []
+    walls: list[float] = []
+    for i, tests in enumerate(schedule.rounds):
+        if on_round is not None:
+            on_round(i, tests)
+        by_client = {t.client: t for t in tests}
+        sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
+        started = time.monotonic()
+        agg = sub.run(task=run_bandwidth_pair, tests=by_client, duration_s=duration_s,
+                      gids=gids, rate=rate, name=f"bandwidth round {i + 1}",
+                      raise_on_error=False)
+        walls.append(round(time.monotonic() - started, 3))
+        for client, test in by_client.items():
+            multi = agg.get(client)
+            if multi is None or multi.failed:
+                why = _why(multi)
+                out.extend(Measurement(test.index, test.round, test.client, test.server,
+                                       test.links, "iperf3", leg.twin, None, why, duration_s)
+                           for leg in test.legs)
+            else:
+                out.extend(multi[0].result)
+    return out, walls
+
+
+def _why(multi: Any) -> str:
+    if multi is None:
+        return "the test did not run"
+    for r in multi:
+        if r.exception is not None:
+            first = next((ln for ln in str(r.exception).splitlines() if ln.strip()), "")
+            return f"test failed: {type(r.exception).__name__}: {first}"[:300]
+    return "test failed"
+
+
+def cable_facts(schedule: Schedule, measurements: Iterable[Measurement]) -> list[BandwidthFact]:
+    """One BandwidthFact per cable, tool and twin: the best test that crossed the cable."""
+    best: dict[tuple[str, str, int | None], Measurement] = {}
+    tried: dict[tuple[str, str, int | None], list[Measurement]] = {}
+    for m in measurements:
+        for link in m.links:
+            key = (link, m.tool, m.twin)
+            tried.setdefault(key, []).append(m)
+            if key not in best or _score(m) > _score(best[key]):
+                best[key] = m
+    order = {lk: i for i, lk in enumerate(dict.fromkeys(
+        lk for t in schedule.tests for lk in t.links))}
+    facts: list[BandwidthFact] = []
+    for key in sorted(best, key=lambda k: (order.get(k[0], 0), k[1], -1 if k[2] is None else k[2])):
+        m = best[key]
+        error = m.error
+        if error is not None and len(tried[key]) > 1:
+            error = "every test across the cable failed: " + "; ".join(
+                f"{t.client}->{t.server}: {t.error}" for t in tried[key])
+        facts.append(BandwidthFact(link_id=key[0], tool=m.tool, twin=m.twin, src_host=m.client,
+                                   dst_host=m.server, gbps=m.gbps, error=error, round=m.round,
+                                   duration_s=m.duration_s))
+    return facts
+
+
+def _score(m: Measurement) -> float:
+    return -1.0 if m.gbps is None else m.gbps
+
+
+def measurements_dicts(measurements: Iterable[Measurement]) -> list[dict[str, Any]]:
+    return [{**asdict(m), "links": list(m.links)} for m in measurements]

@@ -1,0 +1,107 @@
+"""Run the active probes a validation needs and add their facts: the ping matrix (for mtu)
+and the bandwidth schedule (for bw). Only Sparks whose facts were read take part."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nornir.core import Nornir
+from rich.progress import Progress
+
+from fabric.facts import Facts, PingFact
+from fabric.intent.model import Intent
+from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
+from fabric.probes.ping import plan_ping_matrix, probes_by_host
+from fabric.probes.schedule import BandwidthTest, default_duration, plan_bandwidth
+from fabric.tasks.run_ping_matrix import run_ping_matrix
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    """Which probes to run and how long; duration None: the link profile's default."""
+
+    ping: bool = True
+    bandwidth: bool = True
+    duration_s: float | None = None
+    rate: str | None = None  # iperf3 -b cap per stream (None: unlimited)
+
+
+def run_pings(nr: Nornir, intent: Intent, facts: Facts,
+              progress: Progress | None = None) -> tuple[PingFact, ...]:
+    """The ping matrix from every reachable Spark, each host's pings in one batch."""
+    probes = plan_ping_matrix(intent, sources=sorted(facts.sparks))
+    by_host = probes_by_host(probes)
+    sub = nr.filter(filter_func=lambda h: h.name in by_host)
+    rows = {}
+    if progress is not None:
+        for host in sorted(by_host):
+            rows[host] = progress.add_task(f"ping {host}", total=1,
+                                           status=f"{len(by_host[host])} pings")
+    agg = sub.run(task=run_ping_matrix, probes=probes, name="ping matrix", raise_on_error=False)
+    out: list[PingFact] = []
+    for host, plist in sorted(by_host.items()):
+        multi = agg.get(host)
+        if multi is None or multi.failed:
+            why = "probe did not run" if multi is None else str(multi[0].exception)[:200]
+            out.extend(PingFact(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev, p.dst_addr,
+                                p.payload, 0, 0, error=f"probe failed: {why}",
+                                link_id=p.link_id) for p in plist)
+            status = "[red]failed"
+        else:
+            out.extend(multi[0].result)
+            lost = sum(1 for f in multi[0].result if f.received == 0)
+            status = "[green]done" if not lost else f"[yellow]{lost} lost"
+        if progress is not None:
+            progress.update(rows[host], completed=1, status=status)
+    return tuple(out)
+
+
+def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
+                  progress: Progress | None = None, say: Say | None = None) -> Facts:
+    """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`."""
+    duration = opts.duration_s or default_duration(intent.profile.name)
+    probe = plan_bandwidth(intent, duration, hosts=sorted(facts.sparks))
+    gids, no_rdma = rdma_gids(probe, facts)
+    phases = 1 + (3 if gids else 0)
+    schedule = plan_bandwidth(intent, duration * phases, hosts=sorted(facts.sparks))
+    if say is not None:
+        say(schedule.describe())
+        if no_rdma:
+            say(f"ib_write_bw skipped: {', '.join(no_rdma[:6])}"
+                + (" …" if len(no_rdma) > 6 else ""))
+    row = None
+    if progress is not None:
+        row = progress.add_task("bandwidth", total=max(1, len(schedule.rounds)), status="")
+
+    def on_round(i: int, tests: tuple[BandwidthTest, ...]) -> None:
+        if progress is not None and row is not None:
+            pairs = ", ".join(f"{t.client}->{t.server}" for t in tests)
+            progress.update(row, completed=i, status=f"round {i + 1}/{len(schedule.rounds)}: "
+                            f"{pairs}")
+
+    started = time.monotonic()
+    measured, walls = run_schedule(nr, schedule, duration, gids, opts.rate, on_round)
+    if progress is not None and row is not None:
+        progress.update(row, completed=len(schedule.rounds), status="[green]done")
+    info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
+            "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
+            "rdma": "ib_write_bw per twin and both twins" if gids else
+            "skipped: " + ("; ".join(no_rdma) or "no tests"),
+            "measurements": measurements_dicts(measured)}
+    return dataclasses.replace(facts, bandwidth=tuple(cable_facts(schedule, measured)),
+                               schedule=info)
+
+
+def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
+               progress: Progress | None = None, say: Say | None = None) -> Facts:
+    """The facts plus what the selected probes measured."""
+    if opts.ping and facts.sparks:
+        facts = dataclasses.replace(facts, pings=run_pings(nr, intent, facts, progress))
+    if opts.bandwidth and len(facts.sparks) >= 2:
+        facts = run_bandwidth(nr, intent, facts, opts, progress, say)
+    return facts

@@ -1,0 +1,78 @@
+"""Command lines and result readers for the bandwidth tools (iperf3 TCP, ib_write_bw)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fabric.errors import ParseError
+from fabric.parsers import parse
+from fabric.parsers.records import Iperf3Result, PerftestBandwidth, PerftestError
+from fabric.probes.batch import JobOutput
+
+#: Seconds a client may take beyond the test duration (connect, warm-up, JSON out).
+SLACK_S = 15.0
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one client run measured: Gb/s, or why not."""
+
+    gbps: float | None
+    error: str | None
+
+
+def iperf3_server(bind: str) -> str:
+    return f"iperf3 -s -1 -p {{port}} -B {bind}"
+
+
+def iperf3_client(server: str, bind: str, port: int, duration_s: float,
+                  rate: str | None = None) -> str:
+    cap = f" -b {rate}" if rate else ""
+    return (f"timeout {duration_s + SLACK_S:g} iperf3 -c {server} -B {bind} -p {port} -J "
+            f"-t {duration_s:g} --connect-timeout 3000{cap}")
+
+
+def perftest_server(rdma: str, gid: int, duration_s: float) -> str:
+    return (f"ib_write_bw -d {rdma} -x {gid} -F --report_gbits -D {duration_s:g} "
+            "-p {port}")
+
+
+def perftest_client(rdma: str, gid: int, duration_s: float, server: str, port: int) -> str:
+    return (f"timeout {duration_s + SLACK_S:g} ib_write_bw -d {rdma} -x {gid} -F "
+            f"--report_gbits -D {duration_s:g} -p {port} {server}")
+
+
+def read_iperf3(job: JobOutput) -> Reading:
+    """Receiver-side Gb/s of an ``iperf3 -J`` client run; the ``error`` key means failure."""
+    if job.exit_code is None:
+        return Reading(None, "no output came back")
+    try:
+        records = parse("iperf3", job.text)
+    except ParseError as exc:
+        tail = job.text.strip().splitlines()[-1:] or [f"exit {job.exit_code}"]
+        return Reading(None, f"iperf3 exited {job.exit_code}: {tail[0][:200]} ({exc.reason})")
+    result = next(r for r in records if isinstance(r, Iperf3Result))
+    if result.error is not None:
+        return Reading(None, f"iperf3: {result.error}")
+    bps = result.received_bps if result.received_bps is not None else result.sent_bps
+    if bps is None:
+        return Reading(None, "iperf3: no throughput in the result")
+    return Reading(round(bps / 1e9, 3), None)
+
+
+def read_perftest(job: JobOutput) -> Reading:
+    """Average Gb/s of an ib_write_bw client run, or its error (category and message)."""
+    if job.exit_code is None:
+        return Reading(None, "no output came back")
+    try:
+        records = parse("ib_write_bw", job.text)
+    except ParseError as exc:
+        return Reading(None, f"ib_write_bw exited {job.exit_code}: {exc.reason}")
+    errors = [r for r in records if isinstance(r, PerftestError)]
+    rows = [r for r in records if isinstance(r, PerftestBandwidth)]
+    if errors:
+        e = errors[0]
+        return Reading(None, f"ib_write_bw {e.category}: {' '.join(e.messages)}"[:300])
+    if not rows:
+        return Reading(None, "ib_write_bw: no result row")
+    return Reading(round(rows[-1].bw_average_gbps, 3), None)
