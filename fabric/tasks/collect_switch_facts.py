@@ -59,7 +59,7 @@ def build_neighbors(rows: Iterable[Row]) -> tuple[NeighborFact, ...]:
     return tuple(
         NeighborFact(local_port=r.get("interface", "").split(",")[0],
                      system_name=r.get("identity", ""), port_id=r.get("interface-name", ""),
-                     port_descr=r.get("system-description") or None)
+                     port_descr=None)  # /ip/neighbor has no port description
         for r in rows
     )
 

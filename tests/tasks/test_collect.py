@@ -1,0 +1,157 @@
+"""collect_facts end to end without a lab: the switch through the emulator, the Sparks through
+a recorded transcript behind a fake netmiko connection, unreachable hosts as errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fabric.collect as collect
+from fabric.collect import collect_facts, describe_failure
+from fabric.credentials import Credentials
+from fabric.facts import facts_from_json
+from fabric.target import Target
+from tests.conftest import run_cli
+
+from .conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
+from .helpers import fixture
+
+
+class FakeNetmiko:
+    """Stands in for nornir_netmiko's plugin: answers the batch with a recorded transcript."""
+
+    def __init__(self, transcript: str) -> None:
+        self.transcript = transcript
+        self.calls: list[dict[str, Any]] = []
+        self.closed = False
+
+    @property
+    def connection(self) -> FakeNetmiko:
+        return self
+
+    def send_command(self, command: str, **kwargs: Any) -> str:
+        self.calls.append({"command": command, **kwargs})
+        return self.transcript
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _fake_sparks(monkeypatch: pytest.MonkeyPatch, hosts: list[str]) -> dict[str, FakeNetmiko]:
+    fakes = {h: FakeNetmiko(fixture("lab_star4_spark01.transcript")) for h in hosts}
+    real = collect.make_nornir
+
+    def make(target: Target, wanted: list[str] | None = None) -> Any:
+        nr = real(target, wanted)
+        for name, fake in fakes.items():
+            if name in nr.inventory.hosts:
+                nr.inventory.hosts[name].connections["netmiko"] = fake
+        return nr
+
+    monkeypatch.setattr(collect, "make_nornir", make)
+    return fakes
+
+
+def test_switch_facts_through_the_emulator(target: Target) -> None:
+    facts = collect_facts(target, ["crs804"])
+    assert facts.errors == {} and facts.sparks == {}
+    sw = facts.switch
+    assert sw is not None
+    assert (sw.identity, sw.board) == ("crs804", "CRS804-4DDQ")
+    assert sw.version.startswith("7.")
+    assert len(sw.lanes) == 32
+    lane = sw.lanes["qsfp56-dd-1-1"]
+    assert lane.running and lane.status == "link-ok" and lane.rate == "100Gbps"  # 200G on auto
+    assert (lane.auto_negotiation, lane.max_l2mtu, lane.mtu) == (True, 9570, 1500)
+    assert sw.lanes["qsfp56-dd-1-2"].status is None  # neither planned nor running: no monitor
+    assert [(n.local_port, n.system_name, n.port_id) for n in sw.neighbors] == [
+        ("qsfp56-dd-1-1", "spark01", "enp1s0f0np0")]
+    assert sw.lldp_enabled is True
+
+
+def test_bridge_ports_and_hw_offload(target: Target, emulator: Emulator) -> None:
+    import routeros_api
+
+    pool = routeros_api.RouterOsApiPool("127.0.0.1", username=USER, password=PASSWORD,
+                                        port=emulator.port, plaintext_login=True)
+    api = pool.get_api()
+    api.get_resource("/interface/bridge").add(name="bridge1")
+    api.get_resource("/interface/bridge/port").add(bridge="bridge1", interface="qsfp56-dd-2-1")
+    pool.disconnect()
+    sw = collect_facts(target, ["crs804"]).switch
+    assert sw is not None
+    assert [(b.name, b.ports) for b in sw.bridges] == [("bridge1", ("qsfp56-dd-2-1",))]
+    lane = sw.lanes["qsfp56-dd-2-1"]
+    assert (lane.bridge, lane.hw_offload) == ("bridge1", True)
+
+
+def test_every_host_one_batch_each(target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    fakes = _fake_sparks(monkeypatch, SPARKS)
+    facts = collect_facts(target)
+    assert facts.errors == {}
+    assert sorted(facts.sparks) == SPARKS and facts.switch is not None
+    assert facts.topology == "star4"
+    for fake in fakes.values():
+        assert len(fake.calls) == 1 and fake.closed
+        assert fake.calls[0]["cmd_verify"] is False
+        assert "@@@FABRIC" not in fake.calls[0]["command"]
+
+
+def test_unreachable_hosts_are_errors_others_complete(
+        tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_sparks(monkeypatch, ["spark01", "spark03", "spark04"])  # spark02: port 1, refused
+    inv = write_inventory(tmp_path / "inv")
+    wrong = "not-the-Passw0rd"
+    creds = Credentials(ssh_user="root", known_hosts=tmp_path / "kh", routeros_user=USER,
+                        routeros_password=wrong, routeros_port=emulator.port)
+    from .helpers import star4
+
+    facts = collect_facts(Target(star4(), inv, creds))
+    assert sorted(facts.sparks) == ["spark01", "spark03", "spark04"]
+    assert set(facts.errors) == {"spark02", "crs804"}
+    assert facts.errors["spark02"] == "ssh 127.0.0.1:1: connection refused (is sshd running?)"
+    assert "invalid user name or password" in facts.errors["crs804"]
+    assert wrong not in json.dumps(facts.errors)
+
+
+def test_unknown_host_is_bad_input(target: Target) -> None:
+    from fabric.errors import InputError
+
+    with pytest.raises(InputError, match="spark09"):
+        collect_facts(target, ["spark09"])
+
+
+@pytest.mark.parametrize(("exc", "expected"), [
+    (__import__("netmiko").NetmikoAuthenticationException("Authentication to device failed."),
+     "ssh X: authentication failed (key or user rejected)"),
+    (__import__("paramiko").SSHException("Server '[198.18.2.2]:22' not found in known_hosts"),
+     "ssh X: unknown host key (Server '[198.18.2.2]:22' not found in known_hosts)"),
+    (__import__("netmiko").ReadTimeout("Pattern not detected"),
+     "ssh X: the command batch did not finish in time"),
+])
+def test_failure_reasons(exc: BaseException, expected: str) -> None:
+    assert describe_failure(exc, "ssh X") == expected
+
+
+def test_cli_json_to_stdout_and_exit_codes(
+        tmp_path: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    inv = write_inventory(tmp_path / "inv")
+    monkeypatch.setenv("FABRIC_ROUTEROS_USER", USER)
+    monkeypatch.setenv("FABRIC_ROUTEROS_PASSWORD", PASSWORD)
+    monkeypatch.setenv("FABRIC_ROUTEROS_PORT", str(emulator.port))
+    code, out, err = run_cli(["facts", "-i", str(inv), "-t", "star4", "--hosts", "crs804",
+                              "--json", "-"], capsys)
+    assert code == 0, err
+    assert facts_from_json(out).switch is not None
+    assert "crs804" in err and PASSWORD not in out + err
+    path = tmp_path / "f.json"
+    code, out, err = run_cli(["facts", "-i", str(inv), "-t", "star4", "--hosts",
+                              "crs804,spark02", "--json", str(path)], capsys)
+    assert code == 3
+    assert "spark02: ssh 127.0.0.1:1: connection refused" in err
+    recorded = facts_from_json(path.read_text())
+    assert list(recorded.errors) == ["spark02"] and recorded.switch is not None
