@@ -12,7 +12,20 @@ from fabric.errors import InputError
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.report.model import CheckResult
-from validators import addr, link, mtu  # noqa: F401  (registers the checks)
+from validators import (  # noqa: F401  (importing a family module registers its checks)
+    addr,
+    bw,
+    cabling,
+    forward,
+    gid,
+    link,
+    mtu,
+    nccl,
+    qos,
+    switch,
+    time,
+    version,
+)
 from validators.registry import FAMILIES, REGISTRY, CheckFn, check
 
 __all__ = ["FAMILIES", "REGISTRY", "CheckFn", "check", "run_checks", "select"]

@@ -1,0 +1,85 @@
+"""cabling: LLDP against the topology; swapped cables and p0<->p0 named with the fix."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fabric.facts import Facts, NeighborFact
+from fabric.intent.model import Intent
+from tests.validators import builder
+from tests.validators.helpers import failures, link_id
+
+
+def _relabel(neighbors: tuple[NeighborFact, ...], swap: dict[tuple[str, str],
+             tuple[str, str]]) -> tuple[NeighborFact, ...]:
+    out = []
+    for n in neighbors:
+        sysname, port = swap.get((n.system_name, n.port_id), (n.system_name, n.port_id))
+        out.append(dataclasses.replace(n, system_name=sysname, port_id=port))
+    return tuple(out)
+
+
+def test_swapped_switch_cables(star4: Intent, star_facts: Facts) -> None:
+    """spark02 and spark03 plugged into each other's lanes: both links fail, one swap fixes."""
+    assert star_facts.switch is not None
+    sw = dataclasses.replace(star_facts.switch, neighbors=_relabel(
+        star_facts.switch.neighbors, {("spark02", "enp1s0f0np0"): ("spark03", "enp1s0f0np0"),
+                                      ("spark03", "enp1s0f0np0"): ("spark02", "enp1s0f0np0")}))
+    facts = dataclasses.replace(star_facts, switch=sw)
+    for host in ("spark02", "spark03"):
+        other = {"spark02": "qsfp56-dd-3-1", "spark03": "qsfp56-dd-2-1"}[host]
+        sf = facts.sparks[host]
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(n, port_id=other) for n in sf.neighbors))
+    l2, l3 = link_id(star4, "spark02"), link_id(star4, "spark03")
+    rs = failures(star4, facts, ("cabling.lldp", "crs804", l2), ("cabling.lldp", "crs804", l3))
+    for r in rs:
+        assert r.hint == "swap the cables at crs804:qsfp56-dd-3-1 and crs804:qsfp56-dd-2-1" or \
+            r.hint == "swap the cables at crs804:qsfp56-dd-2-1 and crs804:qsfp56-dd-3-1"
+
+
+def test_cable_on_the_wrong_lane_is_moved(star4: Intent, star_facts: Facts) -> None:
+    """spark04's DAC sits in an unused lane (qsfp56-dd-4-5 is absorbed; use 1-5-like names)."""
+    assert star_facts.switch is not None
+    sw = dataclasses.replace(star_facts.switch, neighbors=tuple(
+        dataclasses.replace(n, local_port="qsfp56-dd-4-2") if n.system_name == "spark04" else n
+        for n in star_facts.switch.neighbors))
+    facts = dataclasses.replace(star_facts, switch=sw)
+    facts = builder.replace_spark(facts, "spark04", neighbors=tuple(
+        dataclasses.replace(n, port_id="qsfp56-dd-4-2")
+        for n in facts.sparks["spark04"].neighbors))
+    [r] = failures(star4, facts, ("cabling.lldp", "crs804", link_id(star4, "spark04")))
+    assert r.hint == "move the cable at crs804:qsfp56-dd-4-2 to crs804:qsfp56-dd-4-1"
+
+
+def test_p0_to_p0_on_the_ring(ring4: Intent, ring_facts: Facts) -> None:
+    """spark02's two cables swapped: spark01:p0 meets spark02:p0 (ibv_modify_qp error 110)."""
+    p0 = ring4.hosts["spark02"].ports["p0"]
+    p1 = ring4.hosts["spark02"].ports["p1"]
+    swap = {t.netdev: u.netdev for t, u in zip(p0, p1, strict=True)}
+    swap |= {u: t for t, u in swap.items()}
+    facts = ring_facts
+    for host in ("spark01", "spark03"):
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(n, port_id=swap.get(n.port_id, n.port_id))
+            if n.system_name == "spark02" else n for n in facts.sparks[host].neighbors))
+    facts = builder.replace_spark(facts, "spark02", neighbors=tuple(
+        dataclasses.replace(n, local_port=swap[n.local_port])
+        for n in facts.sparks["spark02"].neighbors))
+    l12 = "spark01:p0--spark02:p1"
+    l23 = "spark02:p0--spark03:p1"
+    rs = failures(ring4, facts, ("cabling.lldp", "spark02", l12), ("cabling.lldp", "spark02", l23))
+    for r in rs:
+        assert "p0<->p0" in r.message and "error 110" in r.message
+        assert r.hint in ("swap the cables at spark02:p0 and spark02:p1",
+                          "swap the cables at spark02:p1 and spark02:p0")
+
+
+def test_no_lldp_anywhere_is_a_skip(ring4: Intent, ring_facts: Facts) -> None:
+    from validators.cabling import check_lldp
+
+    facts = ring_facts
+    for host in facts.sparks:
+        facts = builder.replace_spark(facts, host, neighbors=())
+    rs = check_lldp(ring4, facts)
+    assert {r.status for r in rs} == {"skip"} and all("LLDP" in r.message for r in rs)

@@ -1,0 +1,111 @@
+"""cabling: LLDP on both ends of every cable agrees with the topology; a miscabled end is named
+with the exact move (or swap) that fixes it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from fabric.facts import Facts, NeighborFact
+from fabric.intent.model import Endpoint, Intent, Link
+from validators.judge import Out, fabric_netdevs
+from validators.registry import check
+
+
+def _host_named(intent: Intent, system_name: str) -> str | None:
+    """Inventory host for an LLDP system name (`spark01`, `spark01.mgmt.lan`, `crs804`)."""
+    for name, h in intent.hosts.items():
+        if system_name in (name, h.hostname) or system_name.split(".")[0] == name:
+            return name
+    return None
+
+
+def _port_named(intent: Intent, host: str, port_id: str) -> str:
+    """Topology port name for an interface name seen on `host` (twin netdev -> `p0`)."""
+    return fabric_netdevs(intent, host).get(port_id, (port_id, 0))[0] if intent.hosts[
+        host].role == "spark" else port_id
+
+
+def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint]], set[str]]:
+    """Each local endpoint -> the remote endpoints LLDP saw there; and the hosts that spoke
+    LLDP at all (an absent neighbor only counts on those)."""
+    seen: dict[Endpoint, set[Endpoint]] = defaultdict(set)
+    speaking: set[str] = set()
+    sources: list[tuple[str, tuple[NeighborFact, ...]]] = [
+        (h, sf.neighbors) for h, sf in facts.sparks.items()]
+    if facts.switch is not None:
+        sources.append((facts.switch.host, facts.switch.neighbors))
+    for host, neighbors in sources:
+        if host not in intent.hosts:
+            continue
+        if neighbors:
+            speaking.add(host)
+        for n in neighbors:
+            remote = _host_named(intent, n.system_name)
+            if remote is None:
+                continue
+            local = Endpoint(host, _port_named(intent, host, n.local_port))
+            seen[local].add(Endpoint(remote, _port_named(intent, remote, n.port_id)))
+    return seen, speaking
+
+
+def _fix(here: Endpoint, want: Endpoint, there: Endpoint,
+         seen: dict[Endpoint, set[Endpoint]]) -> str:
+    """The cable from `here` lands on `there` but belongs on `want`."""
+    occupied = {e for e in seen.get(want, set()) if e != here}
+    if there.host == want.host and occupied:
+        return f"swap the cables at {there} and {want}"
+    if occupied:
+        return f"move the cable at {there} to {want} (and the cable now at {want} to its plan)"
+    return f"move the cable at {there} to {want}"
+
+
+def _rank(intent: Intent, want: Endpoint, fix: str) -> tuple[bool, bool]:
+    """Fixes made on the switch first (easiest to reach), then swaps on one host."""
+    on_switch = intent.switch is not None and want.host == intent.switch.host
+    return (not on_switch, not fix.startswith("swap"))
+
+
+def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
+                speaking: set[str], out: Out) -> None:
+    ends = ((link.a, link.b), (link.b, link.a))
+    wrong = [(here, want, there) for here, want in ends for there in sorted(
+        seen.get(here, set()), key=str) if there != want]
+    if wrong:
+        fixes = sorted(((_fix(h, w, t, seen), h, w, t) for h, w, t in wrong),
+                       key=lambda f: _rank(intent, f[2], f[0]))
+        fix, here, want, there = fixes[0]
+        same_port = [f"{h.port}<->{t.port}" for h, _, t in wrong
+                     if h.port == t.port and intent.hosts[t.host].role == "spark"
+                     and intent.hosts[h.host].role == "spark"]
+        note = (f" ({same_port[0]}: RDMA fails with ibv_modify_qp error 110)"
+                if same_port else "")
+        out.fail(f"{link.id}: {here} is cabled to {there}, not {want}{note}; "
+                 f"fix at {want.host}", host=want.host, link=link.id, expected=str(want),
+                 actual=str(there), hint=fix)
+        return
+    confirmed = [here for here, want in ends if want in seen.get(here, set())]
+    if confirmed:
+        out.ok(f"{link.id}: LLDP confirms it from {' and '.join(str(e) for e in confirmed)}",
+               link=link.id, expected=link.id, actual=link.id)
+        return
+    silent = [here.host for here, _ in ends if here.host in speaking]
+    if silent:
+        out.warn(f"{link.id}: no LLDP neighbor at {' or '.join(str(h) for h, _ in ends)} "
+                 f"although {', '.join(silent)} speaks LLDP", link=link.id,
+                 expected=link.id, actual=None,
+                 hint=f"is the cable {link.id} plugged in? (see link.twin_up)")
+    else:
+        out.skip(f"{link.id}: neither end reports LLDP neighbors (lldpd on the Sparks, "
+                 "/ip/neighbor discovery on the switch)", link=link.id)
+
+
+@check("cabling.lldp")
+def check_lldp(intent: Intent, facts: Facts, out: Out) -> None:
+    """Judges each cable against LLDP seen on both ends; names the move that fixes a miscabling."""
+    for host in [h.name for h in intent.sparks]:
+        out.spark(host)
+    if intent.switch is not None:
+        out.switch(intent.switch.host)
+    seen, speaking = _observed(intent, facts)
+    for link in intent.links:
+        _judge_link(intent, link, seen, speaking, out)

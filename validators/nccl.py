@@ -1,0 +1,36 @@
+"""nccl: nccl-tests bus bandwidth meets the profile (skipped unless the facts carry runs)."""
+
+from __future__ import annotations
+
+from fabric.facts import Facts
+from fabric.intent.model import Intent
+from validators.judge import Out
+from validators.registry import check
+
+
+@check("nccl.busbw")
+def check_busbw(intent: Intent, facts: Facts, out: Out) -> None:
+    """Judges each nccl-tests run's average bus bandwidth against nccl_busbw_min_gbytes."""
+    if not facts.nccl:
+        out.skip("no nccl-tests results in the facts (run `fabric launch rehearse` to "
+                 "measure them)")
+        return
+    floor = intent.profile.nccl_busbw_min_gbytes
+    for run in facts.nccl:
+        who = ",".join(run.hosts)
+        if run.error or run.busbw_gbytes is None:
+            out.fail(f"{run.test} on {who} did not complete: {run.error or 'no bus bandwidth'}",
+                     expected=floor, actual=None,
+                     hint="NCCL_DEBUG=INFO: look for NET/Socket (TCP fallback), the HCA list "
+                     "and the GID index")
+        elif floor is None:
+            out.ok(f"{run.test} on {who}: {run.busbw_gbytes:.1f} GB/s (profile "
+                   f"{intent.profile.name} sets no floor)", actual=run.busbw_gbytes)
+        elif run.busbw_gbytes < floor:
+            out.fail(f"{run.test} on {who}: bus bandwidth {run.busbw_gbytes:.1f} GB/s < "
+                     f"{floor} GB/s", expected=floor, actual=run.busbw_gbytes,
+                     hint="check NCCL_IB_HCA lists both twins, NCCL_IB_GID_INDEX (gid.index), "
+                     "MTU 9000 (mtu.*) and a release NCCL build")
+        else:
+            out.ok(f"{run.test} on {who}: {run.busbw_gbytes:.1f} GB/s", expected=floor,
+                   actual=run.busbw_gbytes)
