@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import base64
 import re
+import secrets
 import shlex
 from typing import Any
 
 from nornir.core.task import Task
-
-_RC = re.compile(r"@@RC (\d+)\s*$")
 
 
 class RemoteCommandFailed(RuntimeError):
@@ -23,13 +22,16 @@ def netmiko(task: Task) -> Any:
 def sh(task: Task, command: str, timeout: float = 30.0) -> tuple[int, str]:
     """Run `command` on the host over its Netmiko session; (exit status, output)."""
     conn = netmiko(task)
-    out: str = conn.send_command(f"{command}; echo @@RC $?", read_timeout=timeout,
-                                 strip_prompt=True, strip_command=True)
-    m = _RC.search(out)
-    if m is None:
+    tag = secrets.token_hex(4)
+    out: str = conn.send_command(
+        f"echo @@BEGIN-{tag}; {command}; echo @@RC-{tag} $?", expect_string=rf"@@RC-{tag} \d+",
+        cmd_verify=False, read_timeout=timeout, strip_prompt=False, strip_command=False)
+    begin = re.search(rf"^@@BEGIN-{tag}\s*$", out, re.MULTILINE)
+    end = re.search(rf"@@RC-{tag} (\d+)", out)
+    if begin is None or end is None:
         raise RemoteCommandFailed(f"{task.host.name}: no exit status from {command!r}: "
                                   f"{out[-300:]!r}")
-    return int(m.group(1)), out[:m.start()].rstrip("\n")
+    return int(end.group(1)), out[begin.end():end.start()].strip("\r\n")
 
 
 def sh_ok(task: Task, command: str, timeout: float = 30.0) -> str:

@@ -1,0 +1,150 @@
+"""Intent minus recorded facts: fresh, configured, partially configured; safety refusals."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from fabric.facts import Facts
+from fabric.intent.build import load_intent
+from fabric.push.diff import PushRefused, check_safe, plan_push, plan_spark, plan_switch
+from fabric.push.probe import SwitchSnapshot
+
+from .helpers import lab_intent, recorded
+
+HOSTS = ["crs804", "spark01", "spark02", "spark03", "spark04"]
+
+
+def test_fresh_lab_needs_every_change() -> None:
+    facts, sparks, switch = recorded("fresh")
+    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert plan.errors == {}
+    assert plan.hosts_with_changes() == HOSTS[1:] + ["crs804"]
+    sp = plan.sparks["spark01"]
+    assert sp.commands == (
+        "ip link set dev enp1s0f0np0 mtu 9000", "ip addr add 198.19.0.1/24 dev enp1s0f0np0",
+        "ip link set dev enP2p1s0f0np0 mtu 9000", "ip addr add 198.19.1.1/24 dev enP2p1s0f0np0")
+    assert sp.netplan_old is None and "+        - 198.19.0.1/24" in sp.netplan_diff
+    assert sp.changes == 5
+    assert plan.switch is not None
+    calls = [str(c) for c in plan.switch.calls]
+    assert calls[0] == ("/interface/ethernet set qsfp56-dd-1-1 speed: 400G-baseCR8 -> "
+                        "200G-baseCR4, auto-negotiation: yes -> no, fec-mode: auto -> fec91, "
+                        "l2mtu: 1584 -> 9216, mtu: 1500 -> 9000")
+    assert "/interface/bridge add name=bridge" in calls
+    assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
+            in calls)
+    assert plan.changes == 46
+
+
+def test_configured_lab_needs_nothing() -> None:
+    facts, sparks, switch = recorded("configured")
+    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert plan.changes == 0 and plan.hosts_with_changes() == []
+
+
+def test_partially_configured_lab_needs_only_the_drift() -> None:
+    facts, sparks, switch = recorded("configured")
+    s2 = facts.sparks["spark02"]
+    twin = s2.netdevs["enp1s0f0np0"]
+    drifted = replace(twin, mtu=1500, admin_up=False, addresses=("198.19.0.99/24",))
+    lanes = dict(facts.switch.lanes) if facts.switch else {}
+    lanes["qsfp56-dd-3-1"] = replace(lanes["qsfp56-dd-3-1"], auto_negotiation=True)
+    assert facts.switch is not None
+    facts = replace(facts, sparks={**facts.sparks, "spark02": replace(
+        s2, netdevs={**s2.netdevs, "enp1s0f0np0": drifted})},
+        switch=replace(facts.switch, lanes=lanes))
+    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert plan.sparks["spark02"].commands == (
+        "ip link set dev enp1s0f0np0 mtu 9000", "ip link set dev enp1s0f0np0 up",
+        "ip addr del 198.19.0.99/24 dev enp1s0f0np0", "ip addr add 198.19.0.2/24 dev enp1s0f0np0")
+    assert plan.sparks["spark02"].netplan_diff == ""
+    assert plan.sparks["spark02"].touched == ("enp1s0f0np0",)
+    assert plan.switch is not None
+    assert [str(c) for c in plan.switch.calls] == [
+        "/interface/ethernet set qsfp56-dd-3-1 auto-negotiation: yes -> no"]
+    assert plan.switch.warnings == (
+        "changing the breakout group of qsfp56-dd-3-1 restarts every lane of qsfp56-dd-3 "
+        "(mode 1x200G); it bounces: spark03 (qsfp56-dd-3-1)",)
+    assert plan.hosts_with_changes() == ["spark02", "crs804"]
+
+
+def test_unreachable_host_is_reported_others_planned() -> None:
+    facts, sparks, switch = recorded("fresh")
+    facts = replace(facts, errors={"spark03": "ssh: connection refused"},
+                    sparks={h: f for h, f in facts.sparks.items() if h != "spark03"})
+    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert plan.errors == {"spark03": "ssh: connection refused"}
+    assert set(plan.sparks) == {"spark01", "spark02", "spark04"}
+
+
+def test_refuses_the_management_interface() -> None:
+    with pytest.raises(PushRefused, match="enP7s7: it is the management interface"):
+        check_safe("spark01", ["enP7s7"], "enP7s7", None)
+
+
+def test_refuses_the_interface_the_session_rides_on() -> None:
+    facts, sparks, _ = recorded("fresh")
+    snap = sparks["spark01"]
+    # pretend this SSH session arrived on twin A (its address made the session's address)
+    ip_addr = [dict(x) for x in snap.ip_addr]
+    for link in ip_addr:
+        if link["ifname"] == "enp1s0f0np0":
+            link["addr_info"] = [{"family": "inet", "local": "198.18.1.1", "prefixlen": 24}]
+        elif link["ifname"] == "enP7s7":
+            link["addr_info"] = []
+    snap = replace(snap, ip_addr=ip_addr)
+    assert snap.connected_netdev() == "enp1s0f0np0"
+    with pytest.raises(PushRefused, match="SSH session is connected through it"):
+        plan_spark(lab_intent(), facts.sparks["spark01"], snap)
+
+
+def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
+    facts, sparks, _ = recorded("fresh")
+    assert sparks["spark01"].connected_netdev() == "enP7s7"
+    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 5
+
+
+def test_switch_qos_skipped_below_7_15() -> None:
+    facts, _, switch = recorded("fresh")
+    assert facts.switch is not None
+    old = replace(facts.switch, version="7.12.1 (stable)")
+    plan = plan_switch(lab_intent(), old, switch)
+    assert not any("lldp-dcbx" in str(c) for c in plan.calls)
+    assert any("QoS/PFC skipped: RouterOS 7.12.1 (stable) is below 7.15" in n
+               for n in plan.notes)
+
+
+def test_lldp_is_added_to_the_protocols_there() -> None:
+    facts, _, switch = recorded("configured")
+    assert facts.switch is not None
+    rows = dict(switch.rows)
+    rows["/ip/neighbor/discovery-settings"] = [{"protocol": "cdp,mndp", "lldp-dcbx": "true"}]
+    plan = plan_switch(lab_intent(), facts.switch, replace(switch, rows=rows))
+    assert [str(c) for c in plan.calls] == [
+        "/ip/neighbor/discovery-settings set protocol: cdp,mndp -> cdp,mndp,lldp"]
+
+
+def test_breakout_warning_lists_every_node_of_the_port() -> None:
+    intent = load_intent("star8")
+    facts, _, switch = recorded("fresh")
+    assert facts.switch is not None
+    plan = plan_switch(intent, facts.switch, switch)
+    assert ("changing the breakout group of qsfp56-dd-1-1 restarts every lane of qsfp56-dd-1 "
+            "(mode 2x200G); it bounces: spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)"
+            ) in plan.warnings
+
+
+def test_unused_lanes_are_left_alone() -> None:
+    facts, sparks, switch = recorded("fresh")
+    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert plan.switch is not None
+    targets = {c.target for c in plan.switch.calls if c.path == "/interface/ethernet"}
+    assert targets == {"qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-3-1", "qsfp56-dd-4-1"}
+
+
+def test_no_facts_no_plan() -> None:
+    plan = plan_push(lab_intent(), Facts(collected="", topology="star4"), {},
+                     SwitchSnapshot("crs804", {}), ["spark01", "crs804"])
+    assert plan.errors == {"spark01": "no facts", "crs804": "no switch facts"}
