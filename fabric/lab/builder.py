@@ -207,6 +207,8 @@ def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
     if p.fabric_ifs:
         p.pids["lldpd"] = lldp.start(holder, p.name, p.fabric_ifs, p.mgmt_ip,
                                      hd / "lldpd.conf", logs / f"{p.name}.lldpd.log")
+    for daemon, pid in p.pids.items():
+        registry.write_pid_file(d, p.name, daemon, pid)
 
 
 def down(lab: str) -> bool:

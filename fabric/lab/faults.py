@@ -142,17 +142,16 @@ def _set_tbf(netns: str, dev: str, tbf: dict[str, Any] | None) -> None:
 
 def _refresh_lldp(ctx: _Ctx, hosts: set[str]) -> None:
     """Restart lldpd on `hosts` (forgetting stale neighbours) and make everyone announce."""
-    record = registry.read_record(ctx.info.name) or {}
     for host in sorted(hosts):
         h = ctx.info.hosts[host]
         if "lldpd" not in h.pids:
             continue
         ns.kill_all([h.pids["lldpd"]])
         hd = ctx.info.dir / "hosts" / host
-        pid = lldp.start(h.pids["holder"], host, record["hosts"][host]["fabric_ifs"], h.mgmt_ip,
+        ifs = (registry.read_record(ctx.info.name) or {})["hosts"][host]["fabric_ifs"]
+        pid = lldp.start(h.pids["holder"], host, ifs, h.mgmt_ip,
                          hd / "lldpd.conf", ctx.info.dir / "logs" / f"{host}.lldpd.log")
-        record["hosts"][host]["pids"]["lldpd"] = pid
-    labfiles.write_json(ctx.info.dir / "lab.json", record)
+        registry.set_pid(ctx.info.name, host, "lldpd", pid)
     _announce_all(ctx)
 
 
@@ -399,9 +398,7 @@ def _undo_sshd_stop(ctx: _Ctx, u: dict[str, Any]) -> None:
     h = ctx.info.hosts[host]
     pid = sshd.start(h.pids["holder"], host, ctx.info.dir / "hosts" / host / "sshd_config",
                      ctx.info.dir / "logs" / f"{host}.sshd.log", h.mgmt_ip)
-    record = registry.read_record(ctx.info.name) or {}
-    record["hosts"][host]["pids"]["sshd"] = pid
-    labfiles.write_json(ctx.info.dir / "lab.json", record)
+    registry.set_pid(ctx.info.name, host, "sshd", pid)
 
 
 Inject = Callable[[_Ctx, str], Fault]

@@ -100,3 +100,22 @@ def list_labs() -> list[str]:
     if not names.LABS_ROOT.is_dir():
         return []
     return sorted(p.name for p in names.LABS_ROOT.iterdir() if (p / "lab.json").is_file())
+
+
+def write_pid_file(lab_directory: Path, host: str, daemon: str, pid: int) -> None:
+    """`run/<host>.<daemon>.pid` in the lab directory (lab.json holds the same pids)."""
+    run = lab_directory / "run"
+    run.mkdir(exist_ok=True)
+    (run / f"{host}.{daemon}.pid").write_text(f"{pid}\n")
+
+
+def set_pid(lab: str, host: str, daemon: str, pid: int) -> None:
+    """Record a restarted daemon's pid in lab.json and its pid file."""
+    from fabric.lab.labfiles import write_json
+
+    record = read_record(lab)
+    if record is None:
+        return
+    record["hosts"][host]["pids"][daemon] = pid
+    write_json(lab_dir(lab) / "lab.json", record)
+    write_pid_file(lab_dir(lab), host, daemon, pid)
