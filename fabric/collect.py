@@ -96,9 +96,9 @@ def describe_failure(exc: BaseException, where: str = "ssh") -> str:
         if isinstance(cause, socket.timeout | TimeoutError) and "ReadTimeout" not in names:
             return f"{where}: no answer within the connect timeout"
     if "BadHostKeyException" in names or "does not match" in text:
-        return f"{where}: host key mismatch ({first})"
+        return f"{where}: host key mismatch (the server's key is not the one in known_hosts)"
     if "not found in known_hosts" in text:
-        return f"{where}: unknown host key ({first})"
+        return f"{where}: unknown host key (the server is not in known_hosts)"
     if "NetmikoAuthenticationException" in names or "AuthenticationException" in names:
         return f"{where}: authentication failed (key or user rejected)"
     if "NetmikoTimeoutException" in names:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import re
 import socket
 from typing import Any
 
@@ -17,6 +18,7 @@ import routeros_api
 from routeros_api import exceptions as ros_exc
 
 CONNECT_TIMEOUT_S = 10.0
+_ERROR_TEXT = re.compile(r'Error "(.*?)" executing command')
 
 
 class RouterOsConnectError(ConnectionError):
@@ -41,6 +43,9 @@ def describe_error(exc: BaseException, password: str | None) -> str:
     if isinstance(exc, ros_exc.RouterOsApiCommunicationError):
         msg = exc.args[0]
         text = msg.decode(errors="replace") if isinstance(msg, bytes) else str(msg)
+        # 'Error "<reason>" executing command b'/login =name=… =password=…'': keep the reason
+        if m := _ERROR_TEXT.search(text):
+            text = m.group(1)
         reason = f"login refused: {text}" if "password" in text or "login" in text else text
     elif isinstance(exc, ros_exc.RouterOsApiConnectionError | OSError):
         reason = _socket_reason(exc)

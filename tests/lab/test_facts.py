@@ -4,6 +4,7 @@ unreachable Spark reported as an error while the others complete."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -163,3 +164,33 @@ def test_hosts_option_limits_the_run(ring: LabInfo, tmp_path: Path,
     assert code == 0, err
     assert list(facts.sparks) == ["spark03"]
     assert delta == {**dict.fromkeys(SPARKS, 0), "spark03": 1}
+
+
+def test_star4_host_key_mismatch_and_rejected_key(
+        star: LabInfo, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """-i/-t with our own credentials: a wrong host key and an unknown key refuse the host."""
+    lines = {ln.split()[0]: ln.split(None, 1)[1]
+             for ln in star.known_hosts.read_text().splitlines() if ln.strip()}
+    s1, s2, s3 = (star.mgmt[h] for h in ("spark01", "spark02", "spark03"))
+    bad = tmp_path / "known_hosts"
+    bad.write_text(f"{s1} {lines[s2]}\n{s3} {lines[s3]}\n")  # spark01: wrong key; spark02: none
+    stranger = tmp_path / "id_stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)],
+                   check=True)
+    for key, value in (("FABRIC_SSH_USER", star.ssh_user), ("FABRIC_KNOWN_HOSTS", str(bad)),
+                       ("FABRIC_SSH_KEY", str(star.client_key))):
+        monkeypatch.setenv(key, value)
+    args = ["facts", "-i", str(star.inventory_dir), "-t", str(star.topology_path), "--hosts",
+            "spark01,spark02,spark03", "--json", str(tmp_path / "f.json")]
+    code, _, err = run_cli(args, capsys)
+    facts = facts_from_json((tmp_path / "f.json").read_text())
+    assert code == 3, err
+    assert "host key mismatch" in facts.errors["spark01"]
+    assert "unknown host key" in facts.errors["spark02"]
+    assert list(facts.sparks) == ["spark03"]
+    monkeypatch.setenv("FABRIC_SSH_KEY", str(stranger))
+    code, _, err = run_cli(args, capsys)
+    facts = facts_from_json((tmp_path / "f.json").read_text())
+    assert code == 3
+    assert facts.errors["spark03"] == f"ssh {s3}:22: authentication failed (key or user rejected)"

@@ -128,7 +128,11 @@ def test_unknown_host_is_bad_input(target: Target) -> None:
     (__import__("netmiko").NetmikoAuthenticationException("Authentication to device failed."),
      "ssh X: authentication failed (key or user rejected)"),
     (__import__("paramiko").SSHException("Server '[198.18.2.2]:22' not found in known_hosts"),
-     "ssh X: unknown host key (Server '[198.18.2.2]:22' not found in known_hosts)"),
+     "ssh X: unknown host key (the server is not in known_hosts)"),
+    (__import__("netmiko").NetmikoTimeoutException(
+        "\nA paramiko SSHException occurred during connection creation:\n\n"
+        "Host key for server '198.18.2.1' does not match: got 'AAAA', expected 'BBBB'\n"),
+     "ssh X: host key mismatch (the server's key is not the one in known_hosts)"),
     (__import__("netmiko").ReadTimeout("Pattern not detected"),
      "ssh X: the command batch did not finish in time"),
 ])

@@ -28,7 +28,8 @@ def test_bad_login_names_the_reason_never_the_password(emulator: Emulator) -> No
     with pytest.raises(RouterOsConnectError) as info:
         RouterOsApiConnection().open("127.0.0.1", USER, wrong, emulator.port, None, {})
     text = str(info.value)
-    assert "invalid user name or password" in text and f"127.0.0.1:{emulator.port}" in text
+    assert text == (f"routeros-api 127.0.0.1:{emulator.port}: "
+                    "login refused: invalid user name or password (6)")
     assert wrong not in text and PASSWORD not in text
 
 
