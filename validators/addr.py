@@ -15,10 +15,7 @@ from validators.registry import check
 @check("addr.plan")
 def check_plan(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each fabric netdev: exactly its planned address, nothing unplanned."""
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         planned = {p.netdev: p for p in intent.interfaces(host)}
         for netdev in fabric_netdevs(intent, host):
             plan = planned.get(netdev)
@@ -81,10 +78,7 @@ def check_unique(intent: Intent, facts: Facts, out: Out) -> None:
 @check("addr.twin_subnets")
 def check_twin_subnets(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges that the two twins of a port are addressed in different subnets."""
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         for port, twins in intent.hosts[host].ports.items():
             nets: dict[str, set[ipaddress.IPv4Network]] = {}
             for t in twins:
@@ -120,10 +114,7 @@ def _is_default(route: RouteFact) -> bool:
 @check("route.no_default")
 def check_no_default(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges that no default route leaves through a fabric netdev."""
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         bad = [r for r in _fabric_routes(intent, sf.routes, host) if _is_default(r)]
         if not bad:
             out.ok(f"{host}: no default route on a fabric netdev", host=host, expected=[],
@@ -141,10 +132,7 @@ def check_no_default(intent: Intent, facts: Facts, out: Out) -> None:
 @check("route.no_mgmt")
 def check_no_mgmt(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges that the management network is not routed over a fabric netdev."""
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         mgmt_if = intent.hosts[host].mgmt_interface
         mgmt = [n for r in sf.routes if r.dev == mgmt_if and not _is_default(r)
                 and (n := _net(r.dst)) is not None]

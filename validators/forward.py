@@ -29,10 +29,7 @@ def check_policy(intent: Intent, facts: Facts, out: Out) -> None:
         why = "the switch joins every pair" if intent.switch else "every pair is cabled"
         out.skip(f"{intent.name}: no Spark forwards fabric traffic ({why})")
         return
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         policy = sf.forward_policy
         if policy is None:
             out.ok(f"{host}: no iptables, nothing drops forwarded traffic", host=host,

@@ -14,10 +14,7 @@ def _rdma_plans(intent: Intent, out: Out) -> list[tuple[InterfacePlan, list[GidF
         out.skip(f"profile {intent.profile.name} has no RDMA: GIDs not judged")
         return []
     found: list[tuple[InterfacePlan, list[GidFact]]] = []
-    for plan in intent.interfaces():
-        sf = out.spark(plan.host, plan.link_id)
-        if sf is None:
-            continue
+    for plan, sf in out.twins(intent):
         if not sf.rdma:
             out.skip(f"{plan.host} reports no RDMA devices (they appear only with a cable "
                      f"plugged in; is rdma-core installed?): {plan.netdev} not judged",

@@ -46,6 +46,20 @@ class Out:
             self._error_once(host, link)
         return sf
 
+    def sparks(self, intent: Intent) -> Iterator[tuple[str, SparkFacts]]:
+        """Each Spark of the intent with its facts; unreachable ones get an `error` result."""
+        for h in intent.sparks:
+            sf = self.spark(h.name)
+            if sf is not None:
+                yield h.name, sf
+
+    def twins(self, intent: Intent) -> Iterator[tuple[InterfacePlan, SparkFacts]]:
+        """Each planned twin with its host's facts; unreachable hosts get an `error` result."""
+        for plan in intent.interfaces():
+            sf = self.spark(plan.host, plan.link_id)
+            if sf is not None:
+                yield plan, sf
+
     def switch(self, host: str) -> SwitchFacts | None:
         sw = self.facts.switch
         if sw is None or sw.host != host:

@@ -11,10 +11,7 @@ from validators.registry import check
 @check("link.twin_up")
 def check_twin_up(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges that every cabled twin netdev is administratively up and has carrier."""
-    for plan in intent.interfaces():
-        sf = out.spark(plan.host, plan.link_id)
-        if sf is None:
-            continue
+    for plan, sf in out.twins(intent):
         nd = sf.netdevs.get(plan.netdev)
         expected = {"admin_up": True, "carrier": True}
         if nd is None:
@@ -42,10 +39,7 @@ def check_twin_up(intent: Intent, facts: Facts, out: Out) -> None:
 def check_speed(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each up twin's ethtool speed against the profile's ethtool_speed_mbps."""
     want = intent.profile.ethtool_speed_mbps
-    for plan in intent.interfaces():
-        sf = out.spark(plan.host, plan.link_id)
-        if sf is None:
-            continue
+    for plan, sf in out.twins(intent):
         nd = sf.netdevs.get(plan.netdev)
         if nd is None or not (nd.admin_up and nd.carrier):
             out.skip(f"{where(plan)} is down: speed not judged (see link.twin_up)",

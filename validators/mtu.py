@@ -14,10 +14,7 @@ from validators.registry import check
 @check("mtu.interface")
 def check_interface(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each cabled twin's MTU against the topology MTU."""
-    for plan in intent.interfaces():
-        sf = out.spark(plan.host, plan.link_id)
-        if sf is None:
-            continue
+    for plan, sf in out.twins(intent):
         nd = sf.netdevs.get(plan.netdev)
         if nd is None:
             out.skip(f"{where(plan)} not present: MTU not judged (see link.twin_up)",

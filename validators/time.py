@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out, spark_hosts
+from validators.judge import Out
 from validators.registry import check
 
 
@@ -13,10 +13,7 @@ def check_offset(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each Spark's clock: synchronised, |offset| <= profile.time_offset_max_s."""
     limit = intent.profile.time_offset_max_s
     hint = "enable chrony (or systemd-timesyncd) against the site NTP server; `chronyc tracking`"
-    for host in spark_hosts(intent):
-        sf = out.spark(host)
-        if sf is None:
-            continue
+    for host, sf in out.sparks(intent):
         t = sf.time
         if t is None:
             out.warn(f"{host} reported no time source", host=host, expected=limit, hint=hint)

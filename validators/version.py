@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out, reference, spark_hosts
+from validators.judge import Out, reference
 from validators.registry import check
 
 FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC firmware",
@@ -15,7 +15,7 @@ FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC f
 def check_consistent(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each version (kernel, NIC driver/firmware, NCCL, CUDA driver) equal on all Sparks,
     naming the odd one out against the most common value."""
-    hosts = [(h, sf) for h in spark_hosts(intent) if (sf := out.spark(h)) is not None]
+    hosts = list(out.sparks(intent))
     for key, label in FIELDS.items():
         values = [(h, getattr(sf.versions, key)) for h, sf in hosts]
         known = [(h, v) for h, v in values if v is not None]
