@@ -12,8 +12,9 @@ import typer
 from fabric.errors import FabricError
 from fabric.launch.plan import LaunchPlan, build_plan
 from fabric.launch.render import render
-from fabric.target import LabOpt, Target, TopologyOpt, resolve_target
+from fabric.report.model import Report
 from fabric.target import InventoryOpt as InvOpt
+from fabric.target import LabOpt, Target, TopologyOpt, resolve_target
 
 launch = typer.Typer(help="Render and rehearse model launches from a validated fabric.",
                      no_args_is_help=True)
@@ -31,12 +32,13 @@ class Backend(StrEnum):
 
 
 def _gate(target: Target, report: Path | None, max_age: float, force: bool,
-          log: Path) -> dict[str, object] | None:
+          log: Path) -> Report | None:
     """The passing report, or refuse; `--force` overrides loudly and logs it."""
     from fabric.cli import err_console
-    from fabric.gate import evaluate_gate
+    from fabric.gate import default_report_path, evaluate
 
-    verdict = evaluate_gate(report, target.intent, max_age=max_age, lab=target.lab)
+    path = report or default_report_path(target.lab)
+    verdict = evaluate(path, target.intent.intent_hash, max_age_s=max_age)
     if verdict.ok:
         return verdict.report
     if not force:
@@ -51,17 +53,15 @@ def _gate(target: Target, report: Path | None, max_age: float, force: bool,
     return None
 
 
-def _gid_index(report: dict[str, object] | None) -> int | None:
-    if not report:
-        return None
-    for result in report.get("results", []):  # type: ignore[union-attr]
-        if (isinstance(result, dict) and result.get("check") == "gid.index"
-                and result.get("status") == "pass" and result.get("actual") is not None):
-            return int(result["actual"])
+def _gid_index(report: Report | None) -> int | None:
+    """The GID index the passing report validated (check `gid.index`), if any."""
+    for result in report.results if report else []:
+        if result.check == "gid.index" and result.status == "pass" and result.actual is not None:
+            return int(result.actual)
     return None
 
 
-def _plan(target: Target, entry: str, report: dict[str, object] | None) -> LaunchPlan:
+def _plan(target: Target, entry: str, report: Report | None) -> LaunchPlan:
     mgmt = None
     if target.lab:
         from fabric.lab.registry import load_lab
