@@ -16,7 +16,10 @@ def check_offset(intent: Intent, facts: Facts, out: Out) -> None:
     for host, sf in out.sparks(intent):
         t = sf.time
         if t is None:
-            out.warn(f"{host} reported no time source", host=host, expected=limit, hint=hint)
+            gone = [m for m in sf.missing if m in ("chronyc", "timedatectl")]
+            out.warn(f"{host} reported no time source"
+                     + (f" ({', '.join(gone)} missing)" if gone else ""), host=host,
+                     expected=limit, hint=hint)
         elif t.synced is False:
             out.fail(f"{host}: clock not synchronised ({t.source})", host=host,
                      expected=limit, actual=t.offset_s, hint=hint)
