@@ -67,7 +67,9 @@ def resolve(fab: Fabric, intent: Intent, target: str) -> tuple[str, set[str], se
         hits = {link.id for link in intent.links if target in (str(link.a), str(link.b))}
         if hits:
             return "cable", set(), hits
-    raise InputError(InputProblem(intent.topology_file, None, "--fail", f"{target!r}: not a node, switch, cable (link id or host:port), "
+    raise InputError(InputProblem(
+        intent.topology_file, None, "--fail",
+        f"{target!r}: not a node, switch, cable (link id or host:port), "
                      f"switch port group ({', '.join(sorted(groups)) or 'none'}) or UPS group "
                      f"({', '.join(ups_groups)}) of {fab.name}"))
 
