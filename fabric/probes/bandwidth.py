@@ -17,7 +17,8 @@ from nornir.core import Nornir
 from fabric.facts import BandwidthFact, Facts
 from fabric.probes.measure import Measurement
 from fabric.probes.schedule import BandwidthTest, Schedule
-from fabric.tasks.run_bandwidth_pair import run_bandwidth_pair
+from fabric.probes.tools import SLACK_S
+from fabric.tasks.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
 
 RoundHook = Callable[[int, tuple[BandwidthTest, ...]], None]
 
@@ -63,6 +64,7 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round)."""
     out: list[Measurement] = []
     walls: list[float] = []
+    ports = start_servers(nr, schedule)
     for i, tests in enumerate(schedule.rounds):
         if on_round is not None:
             on_round(i, tests)
@@ -70,7 +72,8 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
         started = time.monotonic()
         agg = sub.run(task=run_bandwidth_pair, tests=by_client, duration_s=duration_s,
-                      gids=gids, rate=rate, name=f"bandwidth round {i + 1}",
+                      ports=ports, gids=gids, rate=rate, peers=nr.inventory.hosts,
+                      name=f"bandwidth round {i + 1}",
                       raise_on_error=False)
         walls.append(round(time.monotonic() - started, 3))
         for client, test in by_client.items():
@@ -83,6 +86,20 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
             else:
                 out.extend(multi[0].result)
     return out, walls
+
+
+def start_servers(nr: Nornir, schedule: Schedule) -> dict[str, int | None]:
+    """Start every iperf3 server of the schedule at once (one batch per serving host)."""
+    servers = {t.server for t in schedule.tests}
+    life = len(schedule.rounds) * (schedule.test_s + 2 * SLACK_S) + 30
+    sub = nr.filter(filter_func=lambda h: h.name in servers)
+    agg = sub.run(task=start_bandwidth_servers, tests=schedule.tests, life_s=life,
+                  name="bandwidth servers", raise_on_error=False)
+    ports: dict[str, int | None] = {}
+    for multi in agg.values():
+        if not multi.failed:
+            ports.update(multi[0].result)
+    return ports
 
 
 def _why(multi: Any) -> str:

@@ -61,12 +61,24 @@ def run_phase(client: Any, server: Any, test: BandwidthTest, tool: Tool, legs: S
                                                f"{leg.server_addr} did not listen: {tail[0]}")
         else:
             ready.append((leg, port))
-    if ready:
-        script = batch_script([tool.client(leg, port) for leg, port in ready])
-        _, out = exec_script(client, script, duration_s + 2 * SLACK_S)
-        for (leg, _), job in zip(ready, split_batch(out, len(ready)), strict=True):
-            readings[leg.twin] = tool.read(job)
+    commands = [tool.client(leg, port) for leg, port in ready]
+    readings.update(read_clients(client, ready, commands, tool.read, duration_s + 2 * SLACK_S))
     return readings
+
+
+def read_clients(client: Any, ready: Sequence[tuple[Leg, int]], commands: Sequence[str],
+                 read: Callable[[JobOutput], Reading], timeout_s: float) -> dict[int, Reading]:
+    """Run the client `commands` (one per ready leg) at once in one batch; reading per twin."""
+    if not commands:
+        return {}
+    _, out = exec_script(client, batch_script(commands), timeout_s)
+    return {leg.twin: read(job)
+            for (leg, _), job in zip(ready, split_batch(out, len(commands)), strict=True)}
+
+
+def server_key(test: BandwidthTest, leg: Leg) -> str:
+    """How a pre-started server is named: `<test index>.<twin>`."""
+    return f"{test.index}.{leg.twin}"
 
 
 def measurement(test: BandwidthTest, tool: str, twin: int | None, reading: Reading,
