@@ -21,8 +21,15 @@ def _host_named(intent: Intent, system_name: str) -> str | None:
 
 def _port_named(intent: Intent, host: str, port_id: str) -> str:
     """Topology port name for an interface name seen on `host` (twin netdev -> `p0`)."""
-    return fabric_netdevs(intent, host).get(port_id, (port_id, 0))[0] if intent.hosts[
-        host].role == "spark" else port_id
+    h = intent.hosts.get(host)
+    if h is None or h.role != "spark":
+        return port_id
+    return fabric_netdevs(intent, host).get(port_id, (port_id, 0))[0]
+
+
+def _is_spark(intent: Intent, host: str) -> bool:
+    h = intent.hosts.get(host)
+    return h is not None and h.role == "spark"
 
 
 def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint]], set[str]]:
@@ -40,9 +47,7 @@ def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint
         if neighbors:
             speaking.add(host)
         for n in neighbors:
-            remote = _host_named(intent, n.system_name)
-            if remote is None:
-                continue
+            remote = _host_named(intent, n.system_name) or n.system_name  # foreign: as named
             local = Endpoint(host, _port_named(intent, host, n.local_port))
             seen[local].add(Endpoint(remote, _port_named(intent, remote, n.port_id)))
     return seen, speaking
@@ -75,8 +80,8 @@ def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
                        key=lambda f: _rank(intent, f[2], f[0]))
         fix, here, want, there = fixes[0]
         same_port = [f"{h.port}<->{t.port}" for h, _, t in wrong
-                     if h.port == t.port and intent.hosts[t.host].role == "spark"
-                     and intent.hosts[h.host].role == "spark"]
+                     if h.port == t.port and _is_spark(intent, t.host)
+                     and _is_spark(intent, h.host)]
         note = (f" ({same_port[0]}: RDMA fails with ibv_modify_qp error 110)"
                 if same_port else "")
         out.fail(f"{link.id}: {here} is cabled to {there}, not {want}{note}; "

@@ -20,10 +20,12 @@ TopologyOpt = typer.Option(None, "--topology", "-t", help="Topology name or file
 
 def _current_hash(report: Path, lab: str | None, inventory: Path | None,
                   topology: str | None) -> str:
-    """The intent hash to compare with: the named target's, else the report's topology as
-    it stands now (so an edited topology file shuts the gate)."""
+    """The intent hash to compare with: the named target's, else the report's lab or
+    topology as it stands now (so an edited topology file shuts the gate)."""
     from fabric.intent.build import load_intent
 
+    if lab is None and topology is None:
+        lab = load_report(report).lab  # a lab's report is judged against that lab
     if lab is not None:
         from fabric.lab.registry import load_lab
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,13 @@ def _details(r: CheckResult) -> str:
             f"hint: {r.hint}")
 
 
-def _case(suite: ET.Element, r: CheckResult) -> None:
+def _case(suite: ET.Element, r: CheckResult, seen: Counter[str]) -> None:
     where = " ".join(x for x in (r.host, r.link) if x) or "fabric"
-    case = ET.SubElement(suite, "testcase", classname=r.check, name=f"{r.check} [{where}]",
-                         time="0")
+    name = f"{r.check} [{where}]"
+    seen[name] += 1
+    if seen[name] > 1:  # e.g. both twins of one host on one link: keep names unique
+        name += f" #{seen[name]}"
+    case = ET.SubElement(suite, "testcase", classname=r.check, name=name, time="0")
     if r.status in ("fail", "error"):
         tag = "failure" if r.status == "fail" else "error"
         el = ET.SubElement(case, tag, message=r.message, type=r.check)
@@ -55,8 +58,9 @@ def to_junit(report: Report) -> ET.Element:
         for name, value in (("topology", report.topology), ("intent_hash", report.intent_hash),
                             ("lab", report.lab or "")):
             ET.SubElement(props, "property", name=name, value=value)
+        seen: Counter[str] = Counter()
         for r in results:
-            _case(suite, r)
+            _case(suite, r, seen)
     return root
 
 

@@ -23,6 +23,8 @@ def test_junit_parses_and_counts_match(report: Report, tmp_path: Path) -> None:
     for suite in root.findall("testsuite"):
         assert int(suite.get("tests", "-1")) == len(suite.findall("testcase"))
         assert int(suite.get("failures", "-1")) == len(suite.findall("testcase/failure"))
+    names = [c.get("name") for c in cases]
+    assert len(set(names)) == len(names)
     failure = root.find(".//failure")
     assert failure is not None and failure.text and "expected:" in failure.text
     assert "hint: /interface/ethernet/set qsfp56-dd-2-1" in failure.text

@@ -83,3 +83,17 @@ def test_no_lldp_anywhere_is_a_skip(ring4: Intent, ring_facts: Facts) -> None:
         facts = builder.replace_spark(facts, host, neighbors=())
     rs = check_lldp(ring4, facts)
     assert {r.status for r in rs} == {"skip"} and all("LLDP" in r.message for r in rs)
+
+
+def test_port_seeing_a_foreign_system(star4: Intent, star_facts: Facts) -> None:
+    """spark01's DAC goes to some other switch: name what it sees and where it belongs."""
+    assert star_facts.switch is not None
+    sw = dataclasses.replace(star_facts.switch, neighbors=tuple(
+        n for n in star_facts.switch.neighbors if n.system_name != "spark01"))
+    facts = dataclasses.replace(star_facts, switch=sw)
+    facts = builder.replace_spark(facts, "spark01", neighbors=tuple(
+        dataclasses.replace(n, system_name="mgmt-sw", port_id="ge-0/0/7")
+        for n in facts.sparks["spark01"].neighbors))
+    [r] = failures(star4, facts, ("cabling.lldp", "crs804", link_id(star4, "spark01")))
+    assert r.actual == "mgmt-sw:ge-0/0/7"
+    assert r.hint == "move the cable at mgmt-sw:ge-0/0/7 to crs804:qsfp56-dd-1-1"

@@ -72,3 +72,27 @@ def test_nccl_skips_without_results_and_judges_with(star4: Intent, star_facts: F
     runs = (NcclFact("all_gather_perf", ("spark01", "spark02"), 3.1),)
     [r] = failures(star4, dataclasses.replace(star_facts, nccl=runs), ("nccl.busbw", None, None))
     assert (r.expected, r.actual) == (15, 3.1)
+
+
+def test_no_rdma_devices_skips_gids_with_reason(star4: Intent, star_facts: Facts) -> None:
+    facts = builder.replace_spark(star_facts, "spark02", rdma={}, gids=())
+    failures(star4, facts)
+    skips = [r for r in run_checks(star4, facts, {"gid"}) if r.status == "skip"]
+    assert skips and all(r.host == "spark02" and "no RDMA devices" in r.message for r in skips)
+
+
+def test_rdma_free_profile_skips_gids() -> None:
+    from pathlib import Path
+
+    it = builder.intent(str(Path(__file__).parents[1] / "fixtures/validators/ring4-veth.yaml"))
+    rs = run_checks(it, builder.healthy(it), {"gid"})
+    assert {r.status for r in rs} == {"skip"} and "no RDMA" in rs[0].message
+
+
+def test_missing_gid_for_the_address(ring4: Intent, ring_facts: Facts) -> None:
+    plan = ring4.interfaces("spark01")[3]
+    gids = tuple(g for g in ring_facts.sparks["spark01"].gids
+                 if not (g.rdma == plan.rdma and g.ipv4))
+    facts = builder.replace_spark(ring_facts, "spark01", gids=gids)
+    [r] = failures(ring4, facts, ("gid.present", "spark01", plan.link_id))
+    assert plan.rdma in r.message and str(plan.address.ip) in r.message

@@ -72,3 +72,18 @@ def test_unreachable_host_is_an_error_and_others_stay_clean(ring4: Intent,
     assert errors and all(r.host == "spark03" for r in errors)
     assert all("connection timed out" in r.message for r in errors)
     assert not [r for r in results if r.status in ("fail", "warn")]
+
+
+def test_unreachable_switch_errors_only_the_switch(star4: Intent, star_facts: Facts) -> None:
+    from validators import run_checks
+
+    facts = dataclasses.replace(star_facts, switch=None,
+                                errors={"crs804": "routeros-api: login failed"})
+    results = run_checks(star4, facts)
+    errors = [r for r in results if r.status == "error"]
+    assert {r.check for r in errors} == {"link.switch_lane", "mtu.switch", "switch.bridge",
+                                         "cabling.lldp"}
+    assert all(r.host == "crs804" and "login failed" in r.message for r in errors)
+    assert not [r for r in results if r.status in ("fail", "warn")]
+    # the Sparks' own LLDP still confirms every cable
+    assert [r.status for r in results if r.check == "cabling.lldp" and r.link] == ["pass"] * 4

@@ -48,3 +48,13 @@ def test_no_pings_is_a_skip_with_reason(star4: Intent, star_facts: Facts) -> Non
 
     [r] = check_path(star4, dataclasses.replace(star_facts, pings=()))
     assert r.status == "skip" and "no DF ping" in r.message
+
+
+def test_black_hole_on_a_ring_cable(ring4: Intent, ring_facts: Facts) -> None:
+    """Jumbo pings across one direct cable vanish (e.g. the far twin at 1500 receiving)."""
+    link = ring4.links[2].id
+    pings = tuple(dataclasses.replace(p, received=0)
+                  if p.size == 8972 and p.link_id == link else p for p in ring_facts.pings)
+    facts = dataclasses.replace(ring_facts, pings=pings)
+    [r] = failures(ring4, facts, ("mtu.path", None, link))
+    assert "vanish silently" in r.message and link in r.hint
