@@ -23,7 +23,8 @@ class InputProblem:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         field = f" [{self.field}]" if self.field else ""
-        return f"{where}{field}: {self.message}"
+        prefix = f"{where}{field}".strip()
+        return f"{prefix}: {self.message}" if prefix else self.message
 
 
 class InputError(FabricError):
