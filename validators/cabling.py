@@ -53,21 +53,23 @@ def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint
     return seen, speaking
 
 
-def _fix(here: Endpoint, want: Endpoint, there: Endpoint,
+def _fix(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
          seen: dict[Endpoint, set[Endpoint]]) -> str:
-    """The cable from `here` lands on `there` but belongs on `want`."""
-    occupied = {e for e in seen.get(want, set()) if e != here}
-    if there.host == want.host and occupied:
+    """The cable from `here` lands on `there` but belongs on `want`. If the cable now at
+    `want` belongs on `there`, exchanging the two plugs fixes both cables."""
+    planned = {e: link.peer_of(e.host) for link in intent.links for e in link.ends()}
+    occupied = sorted((e for e in seen.get(want, set()) if e != here), key=str)
+    if occupied and any(planned.get(z) == there for z in occupied):
         return f"swap the cables at {there} and {want}"
     if occupied:
         return f"move the cable at {there} to {want} (and the cable now at {want} to its plan)"
     return f"move the cable at {there} to {want}"
 
 
-def _rank(intent: Intent, want: Endpoint, fix: str) -> tuple[bool, bool]:
-    """Fixes made on the switch first (easiest to reach), then swaps on one host."""
+def _rank(intent: Intent, want: Endpoint, there: Endpoint, fix: str) -> tuple[bool, ...]:
+    """Fixes made on the switch first (easiest to reach), then swaps, then one-host fixes."""
     on_switch = intent.switch is not None and want.host == intent.switch.host
-    return (not on_switch, not fix.startswith("swap"))
+    return (not on_switch, not fix.startswith("swap"), want.host != there.host)
 
 
 def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
@@ -76,8 +78,8 @@ def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
     wrong = [(here, want, there) for here, want in ends for there in sorted(
         seen.get(here, set()), key=str) if there != want]
     if wrong:
-        fixes = sorted(((_fix(h, w, t, seen), h, w, t) for h, w, t in wrong),
-                       key=lambda f: _rank(intent, f[2], f[0]))
+        fixes = sorted(((_fix(intent, h, w, t, seen), h, w, t) for h, w, t in wrong),
+                       key=lambda f: _rank(intent, f[2], f[3], f[0]))
         fix, here, want, there = fixes[0]
         same_port = [f"{h.port}<->{t.port}" for h, _, t in wrong
                      if h.port == t.port and _is_spark(intent, t.host)

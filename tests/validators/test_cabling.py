@@ -97,3 +97,26 @@ def test_port_seeing_a_foreign_system(star4: Intent, star_facts: Facts) -> None:
     [r] = failures(star4, facts, ("cabling.lldp", "crs804", link_id(star4, "spark01")))
     assert r.actual == "mgmt-sw:ge-0/0/7"
     assert r.hint == "move the cable at mgmt-sw:ge-0/0/7 to crs804:qsfp56-dd-1-1"
+
+
+def test_ring_ends_swapped_across_hosts(ring4: Intent, ring_facts: Facts) -> None:
+    """The plugs at spark01:p0 and spark03:p0 exchanged (the lab's `swap` fault)."""
+    l1, l3 = "spark01:p0--spark02:p1", "spark03:p0--spark04:p1"
+    p0 = {h: ring4.hosts[h].ports["p0"] for h in ("spark01", "spark03")}
+    moved = {("spark02", "spark01"): "spark03", ("spark04", "spark03"): "spark01"}
+    facts = ring_facts
+    for host in ("spark02", "spark04"):  # the far ends now see the other p0
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(n, system_name=moved.get((host, n.system_name), n.system_name))
+            for n in facts.sparks[host].neighbors))
+    for host, other in (("spark01", "spark03"), ("spark03", "spark01")):
+        mine = {t.netdev for t in p0[host]}
+        theirs = {n.local_port: n for n in ring_facts.sparks[other].neighbors
+                  if n.local_port in {t.netdev for t in p0[other]}}
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(theirs[n.local_port], local_port=n.local_port)
+            if n.local_port in mine else n for n in facts.sparks[host].neighbors))
+    rs = failures(ring4, facts, ("cabling.lldp", "spark02", l1), ("cabling.lldp", "spark04", l3))
+    for r in rs:  # one exchange of two plugs fixes both cables
+        assert r.hint in ("swap the cables at spark04:p1 and spark02:p1",
+                          "swap the cables at spark02:p1 and spark04:p1"), r.hint
