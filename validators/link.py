@@ -97,11 +97,13 @@ def check_switch_lane(intent: Intent, facts: Facts, out: Out) -> None:
             out.ok(f"{plan.host}:{lane.name} link-ok at {fact.rate} ({lane.link_id})",
                    host=plan.host, link=lane.link_id, expected=expected, actual=actual)
             continue
-        why = ", ".join(f"{k} {actual[k]!r} (want {expected[k]!r})" for k in sorted(wrong))
-        if "rate" in wrong and fact.auto_negotiation and not lane.auto_negotiation:
+        autoneg = "rate" in wrong and bool(fact.auto_negotiation) and not lane.auto_negotiation
+        shown = sorted(wrong - {"rate", "auto_negotiation"} if autoneg else wrong)
+        why = ", ".join(f"{k} {actual[k]!r} (want {expected[k]!r})" for k in shown)
+        if autoneg:
             why = (f"came up at {fact.rate} because auto-negotiation is on (a {lane.gbps}G "
-                   f"lane must be forced); " + why)
-        out.fail(f"{plan.host}:{lane.name} to {lane.cabled_to} ({lane.link_id}): {why}",
+                   "lane must be forced)" + (f"; also {why}" if why else ""))
+        out.fail(f"{plan.host}:{lane.name} to {lane.cabled_to}: {why}",
                  host=plan.host, link=lane.link_id,
                  expected={k: expected[k] for k in sorted(wrong)},
                  actual={k: actual[k] for k in sorted(wrong)}, hint=_lane_fix(lane, wrong))

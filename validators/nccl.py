@@ -12,8 +12,8 @@ from validators.registry import check
 def check_busbw(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each nccl-tests run's average bus bandwidth against nccl_busbw_min_gbytes."""
     if not facts.nccl:
-        out.skip("no nccl-tests results in the facts (run `fabric launch rehearse` to "
-                 "measure them)")
+        out.skip("no nccl-tests results in the facts (no probe ran nccl-tests): bus "
+                 "bandwidth not judged")
         return
     floor = intent.profile.nccl_busbw_min_gbytes
     for run in facts.nccl:

@@ -15,7 +15,10 @@ STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "error": "bold m
 
 
 def _short(value: object, limit: int = 40) -> str:
-    text = "" if value is None else str(value)
+    if isinstance(value, dict):
+        text = " ".join(f"{k}={v}" for k, v in value.items())
+    else:
+        text = "—" if value is None else str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -40,12 +43,12 @@ def print_terminal(report: Report, console: Console) -> None:
     for r in shown:
         what = Text(r.message)
         if r.expected is not None or r.actual is not None:
-            what.append(f"\nexpected {_short(r.expected, 80)}, got {_short(r.actual, 80)}",
+            what.append(f"\nexpected {_short(r.expected, 100)}; got {_short(r.actual, 100)}",
                         style="dim")
         if r.hint:
             what.append(f"\nfix: {r.hint}", style="cyan")
         table.add_row(Text(r.status.upper(), style=STYLE[r.status]), r.check, r.host or "",
-                      _short(r.link, 48), what)
+                      _short(r.link or "", 48), what)
     passes = Counter(r.check for r in report.results if r.status == "pass")
     skips: dict[str, str] = {}
     for r in report.results:

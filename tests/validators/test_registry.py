@@ -58,3 +58,22 @@ def test_select_by_family_and_name() -> None:
 
     with pytest.raises(InputError, match="unknown check"):
         select({"mtu.nope"})
+
+
+def test_every_result_is_explained_and_every_check_runs_on_empty_facts() -> None:
+    """On empty facts every check still answers (errors naming the host, skips saying why),
+    and no check crashes; every result carries a message, every non-pass a hint or a skip."""
+    from fabric.facts import Facts
+    from tests.validators import builder
+    from validators import run_checks
+
+    for name in ("star4", "ring4"):
+        intent = builder.intent(name)
+        empty = Facts(collected="2026-11-30T00:00:00+00:00", topology=name,
+                      errors={h.name: "unreachable" for h in intent.sparks})
+        results = run_checks(intent, empty)
+        assert {r.check for r in results} == set(REGISTRY), name
+        assert not [r for r in results if "crashed" in r.message]
+        for r in results:
+            assert r.message, r
+            assert r.status in ("pass", "skip") or r.hint, r
