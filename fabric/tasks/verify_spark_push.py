@@ -15,7 +15,7 @@ _RECEIVED = re.compile(r"(\d+) (?:packets )?received")
 
 
 def verify_spark_push(task: Task, wants: tuple[NetdevWant, ...], ping_peers: bool = True,
-                      attempts: int = 5) -> Result:
+                      attempts: int = 3) -> Result:
     """Each twin up with carrier, at its MTU, holding its address; a DF ping to its peer.
 
     Result is the list of problems (empty: verified); `failed` is set when there are any.
@@ -28,7 +28,8 @@ def verify_spark_push(task: Task, wants: tuple[NetdevWant, ...], ping_peers: boo
             problems.append(f"{w.netdev}: missing")
             continue
         flags = link.get("flags", [])
-        if "UP" not in flags or "LOWER_UP" not in flags:
+        link_up = "UP" in flags and "LOWER_UP" in flags
+        if not link_up:
             problems.append(f"{w.netdev}: link not up ({link.get('operstate')})")
         if link.get("mtu") != w.mtu:
             problems.append(f"{w.netdev}: mtu {link.get('mtu')}, want {w.mtu}")
@@ -37,7 +38,7 @@ def verify_spark_push(task: Task, wants: tuple[NetdevWant, ...], ping_peers: boo
         missing = sorted(set(w.addresses) - have)
         if missing:
             problems.append(f"{w.netdev}: missing address {', '.join(missing)}")
-        if ping_peers and w.peer_address:
+        if ping_peers and w.peer_address and link_up:
             err = _ping(task, w, attempts)
             if err:
                 problems.append(err)

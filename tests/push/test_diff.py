@@ -20,7 +20,7 @@ def test_fresh_lab_needs_every_change() -> None:
     facts, sparks, switch = recorded("fresh")
     plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
     assert plan.errors == {}
-    assert plan.hosts_with_changes() == HOSTS[1:] + ["crs804"]
+    assert plan.hosts_with_changes() == [*HOSTS[1:], "crs804"]
     sp = plan.sparks["spark01"]
     assert sp.commands == (
         "ip link set dev enp1s0f0np0 mtu 9000", "ip addr add 198.19.0.1/24 dev enp1s0f0np0",

@@ -1,0 +1,205 @@
+"""`fabric push` end to end on a fresh lab star4: dry run, a verification failure that rolls
+back exactly, apply, validate, idempotence, `push rollback RUN_ID`, safety refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabric.lab import builder
+from fabric.lab.hostenv import host_path
+from fabric.lab.registry import LabInfo
+
+pytestmark = pytest.mark.lab
+
+LAB = "t-push-star4"
+SPARKS = ("spark01", "spark02", "spark03", "spark04")
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[LabInfo]:
+    builder.down(LAB)
+    info = builder.up("star4", LAB)
+    try:
+        yield info
+    finally:
+        builder.down(LAB)
+
+
+@pytest.fixture(scope="module")
+def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("push-state")
+
+
+@pytest.fixture(scope="module")
+def fresh(lab: LabInfo) -> dict[str, Any]:
+    """The lab as built, before any push: the state every rollback must give back.
+
+    Taken once IPv6 duplicate address detection is over (no `tentative` link-local address),
+    so the kernel's own settling is not mistaken for a change.
+    """
+    return settled(lab)
+
+
+def settled(lab: LabInfo) -> dict[str, Any]:
+    """A snapshot once no IPv6 address is `tentative` (DAD after a link came up)."""
+    deadline = time.monotonic() + 15
+    while True:
+        snap = snapshot(lab)
+        done = not any(a.get("tentative") for h in SPARKS for link in snap[h]
+                       for a in link.get("addr_info", []))
+        if done or time.monotonic() > deadline:
+            return snap
+        time.sleep(0.3)
+
+
+def fabric(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
+    env["FABRIC_STATE_DIR"] = str(state_dir)
+    return subprocess.run([sys.executable, "-m", "fabric", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def ns(lab: LabInfo, host: str, *cmd: str) -> str:
+    return subprocess.run(["ip", "netns", "exec", lab.namespaces[host], *cmd], check=True,
+                          capture_output=True, text=True).stdout
+
+
+def snapshot(lab: LabInfo) -> dict[str, Any]:
+    """`ip -j -d addr` of every Spark and the emulator's configuration (ids aside)."""
+    out: dict[str, Any] = {h: json.loads(ns(lab, h, "ip", "-j", "-d", "addr")) for h in SPARKS}
+    state = json.loads((lab.dir / "switch-state.json").read_text())
+    state.pop("next_id")
+    out["crs804"] = state
+    return out
+
+
+def twin(lab: LabInfo, host: str, netdev: str) -> dict[str, Any]:
+    data: list[dict[str, Any]] = json.loads(ns(lab, host, "ip", "-j", "addr", "show", netdev))
+    return data[0]
+
+
+def run_id(stdout: str) -> str:
+    m = re.search(r"^RUN_ID (\S+)$", stdout, re.MULTILINE)
+    assert m, stdout
+    return m.group(1)
+
+
+def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
+                                            fresh: dict[str, Any]) -> None:
+    r = fabric(state_dir, "push", "--lab", LAB)
+    assert r.returncode == 0, r.stderr
+    for host in SPARKS:
+        assert f"{host}: 5 changes" in r.stderr
+    assert "crs804 (RouterOS 7.19.4 (stable)): 26 changes" in r.stderr
+    assert "$ ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
+    assert "+++ /etc/netplan/40-fabric.yaml (intent)" in r.stderr
+    assert "speed: 400G-baseCR8 -> 200G-baseCR4, auto-negotiation: yes -> no" in r.stderr
+    assert "dry run: 46 changes on 5 hosts" in r.stderr
+    assert snapshot(lab) == fresh, "a dry run changed something"
+
+
+def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
+                                                fresh: dict[str, Any]) -> None:
+    ns(lab, "spark02", "ip", "link", "set", "cx7-p0", "down")  # spark02's cable goes dark
+    try:
+        before = snapshot(lab)
+        r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+        assert r.returncode == 1, r.stderr
+        assert "verification failed on spark02: enp1s0f0np0: link not up" in r.stderr
+        assert "rolled back: crs804, spark01, spark02, spark03, spark04" in r.stderr
+        assert snapshot(lab) == before
+        manifest = json.loads((state_dir / "runs" / run_id(r.stdout) / "manifest.json")
+                              .read_text())
+        assert manifest["status"] == "rolled-back"
+    finally:
+        ns(lab, "spark02", "ip", "link", "set", "cx7-p0", "up")
+    assert settled(lab) == fresh
+
+
+def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
+    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    assert r.returncode == 0, r.stderr
+    assert "applied 46 changes" in r.stderr
+    for n, host in enumerate(SPARKS, start=1):
+        a = twin(lab, host, "enp1s0f0np0")
+        b = twin(lab, host, "enP2p1s0f0np0")
+        assert (a["mtu"], b["mtu"]) == (9000, 9000)
+        v4 = [f"{x['local']}/{x['prefixlen']}" for t in (a, b) for x in t["addr_info"]
+              if x["family"] == "inet"]
+        assert v4 == [f"198.19.0.{n}/24", f"198.19.1.{n}/24"]
+        netplan = host_path(lab.hosts[host].pids["holder"], "/etc/netplan/40-fabric.yaml")
+        assert f"- 198.19.0.{n}/24" in netplan.read_text()
+        assert twin(lab, host, "enP7s7")["mtu"] == 1500  # management untouched
+    state = json.loads((lab.dir / "switch-state.json").read_text())
+    lanes = {x["name"]: x for x in state["lanes"]}
+    for n in range(1, 5):
+        lane = lanes[f"qsfp56-dd-{n}-1"]
+        assert (lane["speed"], lane["auto_negotiation"], lane["fec_mode"], lane["mtu"],
+                lane["l2mtu"]) == ("200G-baseCR4", False, "fec91", 9000, 9216)
+    assert lanes["qsfp56-dd-1-2"]["speed"] == "400G-baseCR8"  # unused lanes left alone
+    assert [b["name"] for b in state["bridges"]] == ["bridge"]
+    assert sorted((p["interface"], p["hw"]) for p in state["bridge_ports"]) == [
+        (f"qsfp56-dd-{n}-1", True) for n in range(1, 5)]
+    backup = state_dir / "runs" / run_id(r.stdout)
+    assert (backup / "spark01" / "ip-addr.json").exists()
+    assert (backup / "crs804" / "routeros.json").exists()
+    assert (backup / "crs804" / "export.rsc").exists() or (
+        backup / "crs804" / "export-error.txt").exists()
+
+
+def test_pings_and_validate_pass(lab: LabInfo, state_dir: Path) -> None:
+    out = ns(lab, "spark01", "ping", "-c", "2", "-W", "2", "-M", "do", "-s", "8972",
+             "-I", "enp1s0f0np0", "198.19.0.3")
+    assert " 0% packet loss" in out
+    r = fabric(state_dir, "validate", "--lab", LAB)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_second_apply_changes_nothing(lab: LabInfo, state_dir: Path) -> None:
+    before = snapshot(lab)
+    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    assert r.returncode == 0, r.stderr
+    assert "0 changes" in r.stderr and "RUN_ID" not in r.stdout
+    assert snapshot(lab) == before
+
+
+def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
+                                                fresh: dict[str, Any]) -> None:
+    runs = sorted((state_dir / "runs").iterdir())
+    applied = [p for p in runs if json.loads((p / "manifest.json").read_text())["status"]
+               == "applied"]
+    assert len(applied) == 1
+    r = fabric(state_dir, "push", "rollback", applied[0].name, "--lab", LAB)
+    assert r.returncode == 0, r.stderr
+    assert settled(lab) == fresh
+    assert "dry run: 46 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+
+
+def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
+    r = fabric(state_dir, "push", "--lab", LAB, "--hosts", "spark01,spark09")
+    assert r.returncode == 2
+    assert "not in topology star4: spark09" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_locked_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
+    from fabric.push.apply import lock_keys
+    from fabric.push.lock import host_locks
+    from fabric.target import resolve_target
+
+    keys = lock_keys(resolve_target(LAB, None, None), ["spark03"])
+    with host_locks(state_dir / "locks", "held-by-test", keys):
+        r = fabric(state_dir, "push", "--lab", LAB, "--apply", "--hosts", "spark03")
+    assert r.returncode == 3
+    assert "spark03 is locked by push run held-by-test" in r.stderr
