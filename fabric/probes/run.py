@@ -15,7 +15,7 @@ from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
 from fabric.probes.ping import plan_ping_matrix, probes_by_host
-from fabric.probes.schedule import BandwidthTest, default_duration, plan_bandwidth
+from fabric.probes.schedule import BandwidthTest, default_duration, default_rate, plan_bandwidth
 from fabric.tasks.run_ping_matrix import run_ping_matrix
 
 Say = Callable[[str], None]
@@ -28,7 +28,7 @@ class ProbeOptions:
     ping: bool = True
     bandwidth: bool = True
     duration_s: float | None = None
-    rate: str | None = None  # iperf3 -b cap per stream (None: unlimited)
+    rate: str | None = None  # iperf3 -b per twin (None: the profile's default)
 
 
 def run_pings(nr: Nornir, intent: Intent, facts: Facts,
@@ -65,6 +65,7 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`."""
     duration = opts.duration_s or default_duration(intent.profile.name)
+    rate = opts.rate or default_rate(intent.profile.name)
     probe = plan_bandwidth(intent, duration, hosts=sorted(facts.sparks))
     gids, no_rdma = rdma_gids(probe, facts)
     phases = 1 + (3 if gids else 0)
@@ -72,8 +73,7 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     if say is not None:
         say(schedule.describe())
         if no_rdma:
-            say(f"ib_write_bw skipped: {', '.join(no_rdma[:6])}"
-                + (" …" if len(no_rdma) > 6 else ""))
+            say(f"ib_write_bw skipped: {_grouped(no_rdma)}")
     row = None
     if progress is not None:
         row = progress.add_task("bandwidth", total=max(1, len(schedule.rounds)), status="")
@@ -85,13 +85,14 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                             f"{pairs}")
 
     started = time.monotonic()
-    measured, walls = run_schedule(nr, schedule, duration, gids, opts.rate, on_round)
+    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round)
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
+            "iperf3_rate": rate or "unlimited",
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
             "rdma": "ib_write_bw per twin and both twins" if gids else
-            "skipped: " + ("; ".join(no_rdma) or "no tests"),
+            "skipped: " + (_grouped(no_rdma) or "no tests"),
             "measurements": measurements_dicts(measured)}
     return dataclasses.replace(facts, bandwidth=tuple(cable_facts(schedule, measured)),
                                schedule=info)
@@ -105,3 +106,14 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     if opts.bandwidth and len(facts.sparks) >= 2:
         facts = run_bandwidth(nr, intent, facts, opts, progress, say)
     return facts
+
+
+def _grouped(reasons: list[str]) -> str:
+    """'host dev: why' lines folded per reason: 'no RDMA devices on spark01, spark02'."""
+    by_why: dict[str, list[str]] = {}
+    for line in reasons:
+        who, _, why = line.partition(": ")
+        host = who.split()[0]
+        if host not in by_why.setdefault(why, []):
+            by_why[why].append(host)
+    return "; ".join(f"{why} on {', '.join(hosts)}" for why, hosts in by_why.items())
