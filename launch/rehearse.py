@@ -61,6 +61,9 @@ def main() -> int:  # noqa: PLR0915
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds for ranks to meet")
     args = ap.parse_args()
 
+    import warnings
+
+    warnings.filterwarnings("ignore")  # keep rank 0's output a clean nccl-tests table
     try:
         import torch
         import torch.distributed as dist
