@@ -20,7 +20,7 @@ def run_rehearsal_rank(task: Task, script: str, env: dict[str, str], python: str
     write_file(task, REMOTE_SCRIPT, script, mode="644")
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
     unset = "unset NCCL_IB_GID_INDEX; " if "NCCL_IB_GID_INDEX" not in env else ""
-    command = (f"{unset}env PYTHONWARNINGS=ignore {exports} timeout {int(timeout) + 30} {shlex.quote(python)} "
-               f"{REMOTE_SCRIPT} {' '.join(shlex.quote(a) for a in args)} 2>&1")
+    command = (f"{unset}env PYTHONWARNINGS=ignore {exports} timeout {int(timeout) + 30} "
+               f"{shlex.quote(python)} {REMOTE_SCRIPT} {shlex.join(args)} 2>&1")
     rc, out = sh(task, command, timeout=timeout + 60)
     return Result(host=task.host, result=out, failed=rc != 0, changed=False)
