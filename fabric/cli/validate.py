@@ -23,7 +23,7 @@ JunitOpt = typer.Option(None, "--junit", help="Write a JUnit XML report to FILE.
 HtmlOpt = typer.Option(None, "--html", help="Write an HTML report (with the picture) to FILE.")
 MdOpt = typer.Option(None, "--md", help="Write a Markdown report to FILE.")
 DurationOpt = typer.Option(None, "--duration", min=0.5, help="Seconds per bandwidth test "
-                           "(default: the link profile's, 3 s on veth, 10 s on hardware).")
+                           "(default: the link profile's bandwidth_test_s, in profiles.yaml).")
 
 #: --flag -> (module, function); writers take (report, path) or (report, intent, path).
 WRITERS: dict[str, tuple[str, str]] = {

@@ -25,6 +25,8 @@ class LinkProfile:
     straggler_fraction: float
     nccl_busbw_min_gbytes: float | None
     time_offset_max_s: float
+    bandwidth_test_s: float = 10.0  # seconds per bandwidth test phase (overridable per run)
+    iperf3_rate_per_twin: str | None = None  # iperf3 -b per twin (None: unlimited)
 
 
 @cache

@@ -15,7 +15,7 @@ from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
 from fabric.probes.ping import plan_ping_matrix, probes_by_host
-from fabric.probes.schedule import BandwidthTest, default_duration, default_rate, plan_bandwidth
+from fabric.probes.schedule import BandwidthTest, plan_bandwidth
 from fabric.tasks.run_ping_matrix import run_ping_matrix
 
 Say = Callable[[str], None]
@@ -64,8 +64,8 @@ def run_pings(nr: Nornir, intent: Intent, facts: Facts,
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`."""
-    duration = opts.duration_s or default_duration(intent.profile.name)
-    rate = opts.rate or default_rate(intent.profile.name)
+    duration = opts.duration_s or intent.profile.bandwidth_test_s
+    rate = opts.rate or intent.profile.iperf3_rate_per_twin
     probe = plan_bandwidth(intent, duration, hosts=sorted(facts.sparks))
     gids, no_rdma = rdma_gids(probe, facts)
     phases = 1 + (3 if gids else 0)

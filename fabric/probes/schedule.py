@@ -29,14 +29,6 @@ from typing import Any
 
 from fabric.intent.model import Intent, Link, RailEnd
 
-#: Per-test duration (seconds of traffic per tool phase) by link profile; overridable per run.
-DEFAULT_DURATION_S = {"veth": 3.0, "cx7-200g": 10.0}
-FALLBACK_DURATION_S = 10.0
-#: iperf3 offered load per twin by link profile (None: unlimited). The lab's veth throughput is
-#: CPU-bound and swings with whatever else runs on the box; a fixed offered load well below
-#: what the box sustains keeps healthy cables equal, while a degraded one still falls far short.
-DEFAULT_RATE = {"veth": "1G"}
-
 
 @dataclass(frozen=True)
 class Leg:
@@ -135,14 +127,6 @@ def plan_bandwidth(intent: Intent, test_s: float, hosts: Iterable[str] | None = 
         rounds[c].append(BandwidthTest(i, c, test.client, test.server, test.links, test.legs,
                                        test.resources))
     return Schedule(intent.kind, scheme, tuple(tuple(r) for r in rounds), test_s)
-
-
-def default_duration(profile: str) -> float:
-    return DEFAULT_DURATION_S.get(profile, FALLBACK_DURATION_S)
-
-
-def default_rate(profile: str) -> str | None:
-    return DEFAULT_RATE.get(profile)
 
 
 @dataclass(frozen=True)
