@@ -9,8 +9,8 @@ from pathlib import Path
 
 import typer
 
-from fabric.errors import FabricError
-from fabric.launch.plan import LaunchPlan, build_plan
+from fabric.errors import FabricError, InputError, RunIncomplete
+from fabric.launch.plan import LaunchPlan, build_plan, with_extra_env
 from fabric.launch.render import render
 from fabric.report.model import Report
 from fabric.target import InventoryOpt as InvOpt
@@ -47,9 +47,7 @@ def _gate(target: Target, report: Path | None, max_age: float, force: bool,
     warning = (f"WARNING: --force: launching on a fabric that did not pass the gate: "
                f"{verdict.reason}")
     err_console.print(warning, style="bold white on red")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("a") as fh:
-        fh.write(f"{datetime.datetime.now(datetime.UTC).isoformat()} {warning}\n")
+    _log(log, warning)
     return None
 
 
@@ -71,6 +69,79 @@ def _plan(target: Target, entry: str, report: Report | None) -> LaunchPlan:
                       mgmt_addresses=mgmt)
 
 
+def _env_pairs(items: list[str]) -> dict[str, str]:
+    """`--env VAR=VALUE` options as a dict; InputError on a malformed one."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise InputError(f"--env {item!r}: expected VAR=VALUE")
+        out[name] = value
+    return out
+
+
+def _log(log: Path, line: str) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as fh:
+        fh.write(f"{datetime.datetime.now(datetime.UTC).isoformat()} {line}\n")
+
+
+def _refuse_second_launch(target: Target) -> None:
+    from fabric.launch.state import launch_state_path, load_record
+
+    path = launch_state_path(target.lab)
+    record = load_record(path)
+    if record is not None:
+        raise InputError(f"a launch is already recorded in {path}: run {record.run_id} "
+                         f"({record.engine} on {', '.join(sorted(record.pids))}); "
+                         "`fabric launch stop` it first")
+
+
+def _apply(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
+           api_port: int, forced: bool, health_timeout: float, log: Path) -> None:
+    """Start the scripts, wait for health, print per node; exit 0 / 1 / 3."""
+    from rich.table import Table
+
+    from fabric.cli import err_console
+    from fabric.launch.apply import apply_launch
+
+    def progress(msg: str) -> None:
+        err_console.print(f"[dim]{msg}[/]", highlight=False)
+
+    out = apply_launch(target, plan, engine, files, api_port, forced, health_timeout,
+                       progress)
+    rec = out.record
+    _log(log, f"apply {engine} run {rec.run_id} forced={rec.forced} pids "
+              + " ".join(f"{h}={p}" for h, p in sorted(rec.pids.items()))
+              + f" -> {'healthy' if out.healthy else 'NOT healthy'} in {out.waited_s:.1f} s")
+    table = Table(title=f"launch {engine} run {rec.run_id}")
+    for col in ("node", "pid", "state", "detail"):
+        table.add_column(col)
+    style = {"healthy": "green", "started": "yellow"}
+    for node in out.nodes.values():
+        table.add_row(node.host, str(node.pid or "-"),
+                      f"[{style.get(node.state, 'red')}]{node.state}[/]", node.reason)
+    err_console.print(table)
+    for node in out.nodes.values():
+        if node.log_tail and node.state != "healthy":
+            err_console.print(f"--- {node.host}: last lines of {rec.run_dir}/{node.host}.log",
+                              highlight=False, markup=False)
+            err_console.print(node.log_tail, highlight=False, markup=False)
+    for url, ok in out.health.items():
+        err_console.print(f"health {url}: {'ok' if ok else 'no answer'}", highlight=False)
+    typer.echo(f"RUN_ID {rec.run_id}")
+    if out.healthy:
+        err_console.print(f"[green]healthy[/] after {out.waited_s:.1f} s; stop it with "
+                          f"`fabric launch stop{' --lab ' + target.lab if target.lab else ''}`",
+                          highlight=False)
+    if out.exit_code == 3:
+        down = "; ".join(f"{n.host}: {n.reason}" for n in out.nodes.values()
+                         if n.state == "unreachable")
+        raise RunIncomplete(f"unreachable (the other nodes were started): {down}")
+    if out.exit_code:
+        raise typer.Exit(out.exit_code)
+
+
 def _render_cmd(engine: str) -> None:
     @launch.command(engine)
     def command(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
@@ -83,14 +154,24 @@ def _render_cmd(engine: str) -> None:
                 report: Path | None = typer.Option(None, help="Validation report JSON."),
                 max_age: float = typer.Option(3600, help="Max report age, seconds."),
                 force: bool = typer.Option(False, help="Launch without a passing gate."),
+                api_port: int = typer.Option(30000, help="API port of the servers."),
+                set_env: list[str] = typer.Option(
+                    [], "--env", help="Extra VAR=VALUE for every node (rendered, commented)."),
+                apply: bool = typer.Option(False, "--apply", help="Start the scripts on the "
+                                           "nodes and wait for the API health endpoint."),
+                health_timeout: float = typer.Option(
+                    1800, help="Seconds --apply waits for health (weights load slowly)."),
                 ) -> None:
-        """Render per-node launch scripts; refuses without a passing, fresh report."""
+        """Render per-node launch scripts; refuses without a passing, fresh report.
+        With --apply, start them on the nodes and wait until the API is healthy."""
         from fabric.cli import err_console
 
         target = resolve_target(lab, inventory, topology)
+        if apply:
+            _refuse_second_launch(target)
         passed = _gate(target, report, max_age, force, out / "launch.log")
-        plan = _plan(target, entry, passed)
-        files = render(plan, engine, model=model, tp=tp, pp=pp)
+        plan = with_extra_env(_plan(target, entry, passed), _env_pairs(set_env))
+        files = render(plan, engine, model=model, tp=tp, pp=pp, api_port=api_port)
         out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             path = out / name
@@ -103,6 +184,9 @@ def _render_cmd(engine: str) -> None:
              "env": [v.__dict__ for v in plan.env]}, indent=2) + "\n")
         err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
                           f"(ranks: {', '.join(r.host for r in plan.ranks)})")
+        if apply:
+            _apply(target, plan, engine, files, api_port, passed is None, health_timeout,
+                   out / "launch.log")
 
     command.__name__ = f"launch_{engine}"
 
@@ -138,7 +222,7 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     target = resolve_target(lab, inventory, topology)
     passed = _gate(target, report, max_age, force, Path("launch-out") / "launch.log")
     plan = _plan(target, entry, passed)
-    overrides = dict(kv.split("=", 1) for kv in set_env if "=" in kv)
+    overrides = _env_pairs(set_env)
     err_console.print(f"rehearsing {backend.value} across {plan.world_size} ranks "
                       f"({', '.join(r.host for r in plan.ranks)}), rendezvous "
                       f"{plan.master_addr}:29500")
@@ -159,6 +243,31 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     for name, bw in result.busbw.items():
         err_console.print(f"{name}: average bus bandwidth {bw:.4f} GB/s")
     typer.echo(result.output)
+
+
+@launch.command("stop")
+def stop_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
+             topology: str | None = TopologyOpt,
+             out: Path = typer.Option(Path("launch-out"), help="Directory of launch.log."),
+             ) -> None:
+    """Stop exactly the processes of the recorded launch (their sessions), verify they are
+    gone, and forget the launch; nothing recorded is nothing to do."""
+    from fabric.cli import err_console
+    from fabric.launch.apply import stop_launch
+
+    target = resolve_target(lab, inventory, topology)
+    done = stop_launch(target, progress=lambda m: err_console.print(m, highlight=False))
+    if done.record is None:
+        err_console.print("no launch recorded: nothing to stop", highlight=False)
+        return
+    _log(out / "launch.log", f"stop run {done.record.run_id}: killed "
+         + " ".join(f"{h}={len(k)}" for h, k in sorted(done.killed.items())))
+    if done.errors:
+        why = "; ".join(f"{h}: {e}" for h, e in sorted(done.errors.items()))
+        raise RunIncomplete(f"could not stop run {done.record.run_id} on: {why} (kept in the "
+                            "launch record; run `fabric launch stop` again)")
+    err_console.print(f"stopped run {done.record.run_id} on {len(done.killed)} nodes in "
+                      f"{done.duration_s:.1f} s", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

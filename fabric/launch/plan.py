@@ -3,7 +3,7 @@ NCCL/Gloo environment, each variable with the reason it is set."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
@@ -117,3 +117,19 @@ def build_plan(intent: Intent, entry: str = "spark01", gid_index: int | None = N
     return LaunchPlan(topology=intent.name, intent_hash=intent.intent_hash, kind=intent.kind,
                       entry=entry, ranks=ranks, master_addr=addrs[entry], socket_ifname=ifname,
                       env=tuple(env))
+
+
+def with_extra_env(plan: LaunchPlan, extra: dict[str, str]) -> LaunchPlan:
+    """The plan with `--env VAR=VALUE` added (or overriding a rendered variable), each
+    explained as set on the command line."""
+    if not extra:
+        return plan
+    env = list(plan.env)
+    for name, value in extra.items():
+        old = next((i for i, v in enumerate(env) if v.name == name), None)
+        if old is None:
+            env.append(EnvVar(name, value, "set on the command line (--env)"))
+        else:
+            env[old] = EnvVar(name, value, f"overridden on the command line (--env); the "
+                              f"fabric's value was {env[old].value or '(unset)'}")
+    return replace(plan, env=tuple(env))

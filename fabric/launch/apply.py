@@ -1,0 +1,268 @@
+"""`fabric launch ... --apply` and `fabric launch stop`: start the rendered scripts on the
+nodes through Nornir (one SSH session per node), wait for the API health endpoint, report per
+node, and stop exactly the recorded processes."""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from fabric.collect import describe_failure
+from fabric.launch.plan import LaunchPlan
+from fabric.launch.state import (
+    LaunchRecord,
+    launch_state_path,
+    load_record,
+    new_run_id,
+    remote_run_dir,
+    save_record,
+)
+from fabric.nornir_setup import make_nornir
+from fabric.target import Target
+from fabric.tasks.check_launch_process import ProcessState, check_launch_process
+from fabric.tasks.push_shell import RemoteCommandFailed
+from fabric.tasks.start_launch_process import StartedProcess, start_launch_process
+from fabric.tasks.stop_launch_process import StoppedProcess, stop_launch_process
+
+Progress = Callable[[str], None]
+NodeState = Literal["healthy", "started", "failed", "exited", "unreachable"]
+_SERVER = re.compile(r"^\s*server\s+(\S+):(\d+)\b", re.M)
+
+
+@dataclass
+class NodeOutcome:
+    """One node of an applied launch: its pid, what became of it, and its log tail."""
+
+    host: str
+    state: NodeState
+    pid: int | None = None
+    reason: str = ""
+    log_tail: str = ""
+
+
+@dataclass
+class ApplyOutcome:
+    """Everything `--apply` learnt; `exit_code` 0 healthy, 1 not healthy, 3 unreachable."""
+
+    record: LaunchRecord
+    nodes: dict[str, NodeOutcome]
+    health: dict[str, bool]  # health URL -> answered 200
+    waited_s: float
+    healthy: bool
+    timed_out: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        if any(n.state == "unreachable" for n in self.nodes.values()):
+            return 3
+        return 0 if self.healthy else 1
+
+
+def health_urls(plan: LaunchPlan, engine: str, files: dict[str, str],
+                api_port: int) -> dict[str, str | None]:
+    """{health URL: host serving it}. SGLang and vLLM serve `/health` on the entry only;
+    data parallel: every upstream server of the rendered nginx config (None: not a node)."""
+    addr = {r.host: r.mgmt_host or r.host for r in plan.ranks}
+    if engine != "dp":
+        return {f"http://{addr[plan.entry]}:{api_port}/health": plan.entry}
+    by_addr = {a: h for h, a in addr.items()}
+    return {f"http://{h}:{p}/health": by_addr.get(h)
+            for h, p in _SERVER.findall(files["nginx-fabric-dp.conf"])}
+
+
+def probe(url: str, timeout: float = 2.0) -> bool:
+    """True when `url` answers 200 (no proxy: the nodes are on the management LAN)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(url, timeout=timeout) as resp:
+            return int(resp.status) == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _split(agg: Any, hosts: list[str]) -> tuple[dict[str, Any], dict[str, BaseException]]:
+    """Per host: the task's result, or the exception that failed it."""
+    ok: dict[str, Any] = {}
+    bad: dict[str, BaseException] = {}
+    for host in hosts:
+        multi = agg.get(host)
+        if multi is None:
+            bad[host] = RuntimeError("not in the inventory")
+            continue
+        exc = next((r.exception for r in multi if r.exception is not None), None)
+        if multi.failed or exc is not None:
+            bad[host] = exc or RuntimeError(str(multi[0].result))
+        else:
+            ok[host] = multi[0].result
+    return ok, bad
+
+
+def _failure(target: Target, exc: BaseException) -> tuple[NodeState, str]:
+    if isinstance(exc, RemoteCommandFailed):
+        return "failed", target.credentials.scrub(str(exc))
+    return "unreachable", target.credentials.scrub(describe_failure(exc))
+
+
+def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
+                 api_port: int, forced: bool, health_timeout: float,
+                 progress: Progress = lambda _m: None) -> ApplyOutcome:
+    """Start every node's script, record the launch, then poll health (and the processes)
+    until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
+    hosts = [r.host for r in plan.ranks]
+    run_id = new_run_id()
+    run_dir = remote_run_dir(run_id)
+    nr = make_nornir(target, hosts=hosts, workers=len(hosts))
+    try:
+        agg = nr.run(task=lambda task: start_launch_process(
+            task, run_dir=run_dir, script_name=f"{task.host.name}-{engine}.sh",
+            script=files[f"{task.host.name}-{engine}.sh"], run_id=run_id),
+            raise_on_error=False)
+        started, errors = _split(agg, hosts)
+        nodes: dict[str, NodeOutcome] = {}
+        for host in hosts:
+            if host in started:
+                proc: StartedProcess = started[host]
+                nodes[host] = NodeOutcome(host, "started", proc.pid)
+                progress(f"{host}: started (pid {proc.pid}) in {run_dir}")
+            else:
+                state, reason = _failure(target, errors[host])
+                nodes[host] = NodeOutcome(host, state, reason=reason)
+                progress(f"{host}: {state}: {reason}")
+        record = LaunchRecord(
+            run_id=run_id, engine=engine, topology=plan.topology, intent_hash=plan.intent_hash,
+            lab=target.lab, forced=forced, started=datetime.now(UTC).isoformat(),
+            run_dir=run_dir, pids={h: n.pid for h, n in nodes.items() if n.pid is not None})
+        if record.pids:
+            save_record(record, launch_state_path(target.lab))
+        urls = health_urls(plan, engine, files, api_port)
+        out = ApplyOutcome(record, nodes, dict.fromkeys(urls, False), 0.0, False)
+        _wait(target, nr, out, urls, engine, run_dir, health_timeout, progress)
+        return out
+    finally:
+        nr.close_connections()
+
+
+def _wait(target: Target, nr: Any, out: ApplyOutcome, urls: dict[str, str | None],
+          engine: str, run_dir: str, timeout: float, progress: Progress) -> None:
+    """Poll the health URLs; every few seconds also check the processes over SSH."""
+    nodes = out.nodes
+    tensor_parallel = engine != "dp"
+    start = time.monotonic()
+    next_check = next_note = start
+    interval = 0.25
+    while True:
+        now = time.monotonic()
+        for url in [u for u, ok in out.health.items() if not ok]:
+            host = urls[url]
+            if host is None or nodes[host].state in ("started", "healthy"):
+                out.health[url] = probe(url)
+        for url, host in urls.items():
+            if out.health[url] and host is not None:
+                nodes[host].state = "healthy"
+        if now >= next_check or all(out.health.values()):
+            _check(target, nr, out, run_dir)
+            next_check = now + 3.0
+        broken = [n for n in nodes.values() if n.state in ("failed", "exited", "unreachable")]
+        waiting = [u for u, ok in out.health.items()
+                   if not ok and (urls[u] is None or nodes[urls[u] or ""].state == "started")]
+        out.waited_s = now - start
+        if all(out.health.values()) and not broken:
+            if tensor_parallel:
+                for n in nodes.values():
+                    n.state = "healthy"
+            out.healthy = True
+            return
+        if (tensor_parallel and broken) or not waiting:
+            return
+        if now - start > timeout:
+            out.timed_out = True
+            for url in waiting:
+                host = urls[url]
+                if host is not None:
+                    nodes[host].reason = f"no 200 from {url} within {timeout:.0f} s"
+            _check(target, nr, out, run_dir, force_tail=True)
+            return
+        if now >= next_note:
+            progress(f"waiting for {', '.join(waiting)} ({now - start:.0f}/{timeout:.0f} s)")
+            next_note = now + 10.0
+        time.sleep(interval)
+        interval = min(interval * 1.5, 2.0)
+
+
+def _check(target: Target, nr: Any, out: ApplyOutcome, run_dir: str,
+           force_tail: bool = False) -> None:
+    """Mark nodes whose process has exited (with their log tail)."""
+    live = {h: n for h, n in out.nodes.items() if n.pid is not None
+            and n.state in ("started", "healthy")}
+    if not live:
+        return
+    sub = nr.filter(filter_func=lambda h: h.name in live)
+    agg = sub.run(task=lambda task: check_launch_process(
+        task, pid=live[task.host.name].pid or 0, log=f"{run_dir}/{task.host.name}.log"),
+        raise_on_error=False)
+    states, errors = _split(agg, list(live))
+    for host, node in live.items():
+        if host in errors:
+            node.state, node.reason = _failure(target, errors[host])
+            continue
+        state: ProcessState = states[host]
+        if not state.alive:
+            node.state = "exited"
+            node.reason = node.reason or "the process exited"
+            node.log_tail = target.credentials.scrub(state.log_tail)
+        elif force_tail:
+            node.log_tail = target.credentials.scrub(state.log_tail)
+
+
+@dataclass
+class StopOutcome:
+    """What `launch stop` did per node: pids killed, or why a node could not be handled."""
+
+    record: LaunchRecord | None
+    killed: dict[str, tuple[int, ...]]
+    errors: dict[str, str]
+    duration_s: float
+
+    @property
+    def exit_code(self) -> int:
+        return 3 if self.errors else 0
+
+
+def stop_launch(target: Target, state_path: Path | None = None,
+                progress: Progress = lambda _m: None) -> StopOutcome:
+    """Stop the recorded launch's processes (idempotent); the record keeps only the nodes
+    that could not be handled, and is removed when none are left."""
+    path = state_path or launch_state_path(target.lab)
+    record = load_record(path)
+    start = time.monotonic()
+    if record is None:
+        return StopOutcome(None, {}, {}, 0.0)
+    hosts = sorted(record.pids)
+    nr = make_nornir(target, hosts=hosts, workers=max(1, len(hosts)))
+    try:
+        agg = nr.run(task=lambda task: stop_launch_process(
+            task, pid=record.pids[task.host.name], run_id=record.run_id), raise_on_error=False)
+    finally:
+        nr.close_connections()
+    ok, bad = _split(agg, hosts)
+    killed: dict[str, tuple[int, ...]] = {}
+    for host, res in ok.items():
+        stopped: StoppedProcess = res
+        killed[host] = stopped.killed
+        progress(f"{host}: " + (f"stopped (pids {' '.join(map(str, stopped.killed))})"
+                                if stopped.killed else "nothing running"))
+    errors = {h: _failure(target, e)[1] for h, e in bad.items()}
+    left = {h: p for h, p in record.pids.items() if h in errors}
+    if left:
+        save_record(replace(record, pids=left), path)
+    else:
+        path.unlink(missing_ok=True)
+    return StopOutcome(record, killed, errors, time.monotonic() - start)

@@ -1,0 +1,79 @@
+"""The local record of a started launch: run id, nodes and pids, forced or not. `fabric launch
+stop` stops exactly the processes it names; it lives next to the gate's report in the state
+directory (`launch.json`, per lab `labs/<lab>/launch.json`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from fabric.errors import InputError
+from fabric.gate import state_dir
+
+SCHEMA = "fabric.launch/1"
+STATE_NAME = "launch.json"
+#: Where a launch's scripts, logs and pid files live on every node (`<root>/<run id>/`).
+REMOTE_ROOT = "/var/tmp/fabric-launch"
+#: Set in every launched process's environment; `stop` only kills processes that carry it.
+RUN_ID_VAR = "FABRIC_LAUNCH_RUN_ID"
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """A started launch: which processes (session leader pid per node) belong to it."""
+
+    run_id: str
+    engine: str
+    topology: str
+    intent_hash: str
+    lab: str | None
+    forced: bool
+    started: str
+    run_dir: str
+    pids: dict[str, int] = field(default_factory=dict)
+    schema: str = SCHEMA
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """`20261130T010203Z-1a2b`: sortable, and unique enough to name a run directory."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+def remote_run_dir(run_id: str) -> str:
+    return f"{REMOTE_ROOT}/{run_id}"
+
+
+def launch_state_path(lab: str | None = None) -> Path:
+    """`<state>/launch.json`, or `<state>/labs/<lab>/launch.json` for a lab."""
+    root = state_dir()
+    return (root / "labs" / lab / STATE_NAME) if lab else root / STATE_NAME
+
+
+def save_record(record: LaunchRecord, path: Path) -> None:
+    """Write the record atomically (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(asdict(record), indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def load_record(path: Path) -> LaunchRecord | None:
+    """The recorded launch, None when there is none; InputError when the file is corrupt."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: unreadable launch record: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise InputError(f"{path}: not a {SCHEMA} launch record")
+    try:
+        return LaunchRecord(**{**data, "pids": {str(h): int(p)
+                                                for h, p in data["pids"].items()}})
+    except (TypeError, KeyError, ValueError) as exc:
+        raise InputError(f"{path}: bad launch record: {exc}") from None
