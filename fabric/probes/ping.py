@@ -24,7 +24,6 @@ COUNT = 3
 INTERVAL_S = 0.2
 WAIT_S = 1
 
-_FROM = re.compile(r"^(PING\s+\S+\s+\(\S+\))\s+from\s+\S+\s+(?:\S+)?:\s+")
 _PING_MSG = re.compile(r"^ping:\s+(?P<msg>.*\S)\s*$")
 _PARSED_MSG = re.compile(r"^local error: message too long")
 
@@ -80,7 +79,6 @@ def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:
     """The PingFact of one probe from its raw output (errors become `error`, never raise)."""
     messages, kept = [], []
     for line in output.splitlines():
-        line = _FROM.sub(r"\1 ", line)
         msg = _PING_MSG.match(line)
         if msg and not _PARSED_MSG.match(msg.group("msg")):
             if "Warning" not in msg.group("msg"):
