@@ -49,7 +49,7 @@ def hint_for(exc: BaseException) -> str:
             "rank was started.")
 
 
-def main() -> int:  # noqa: PLR0915
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--backend", choices=["gloo", "nccl"], default="gloo")
     ap.add_argument("--ops", default="all_reduce,all_gather")
@@ -75,6 +75,14 @@ def main() -> int:  # noqa: PLR0915
     world = int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     if args.backend == "nccl":
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "(all)")
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if local_rank >= count:
+            print(f"REHEARSAL-ERROR: LOCAL_RANK={local_rank} needs CUDA device {local_rank}, "
+                  f"but {socket.gethostname()} shows {count} (CUDA_VISIBLE_DEVICES={visible}). "
+                  "HINT: one rank per node uses LOCAL_RANK=0; use --backend gloo where there "
+                  "is no GPU.", flush=True)
+            return EXIT_CANNOT_MEET
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
     else:

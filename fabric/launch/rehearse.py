@@ -28,11 +28,19 @@ class RehearsalResult:
 
 
 def rank_env(plan: LaunchPlan, rank: int, port: int,
-             overrides: dict[str, str] | None = None) -> dict[str, str]:
-    """The launch env for one rank, plus torch.distributed's rendezvous variables."""
+             overrides: dict[str, str] | None = None, backend: str = "gloo") -> dict[str, str]:
+    """The launch env for one rank, plus torch.distributed's rendezvous variables.
+
+    One rank per node and one GPU per node (GB10): LOCAL_RANK 0 of LOCAL_WORLD_SIZE 1, so
+    NCCL uses cuda:0 of the devices the node exposes. CUDA_VISIBLE_DEVICES is left to the
+    node (or `--env`); gloo runs on CPU and hides the GPUs so it never initialises CUDA.
+    """
     env = {v.name: v.value for v in plan.env if v.value}
     env.update(RANK=str(rank), WORLD_SIZE=str(plan.world_size), LOCAL_RANK="0",
-               MASTER_ADDR=plan.master_addr, MASTER_PORT=str(port))
+               LOCAL_WORLD_SIZE="1", GROUP_RANK=str(rank), MASTER_ADDR=plan.master_addr,
+               MASTER_PORT=str(port))
+    if backend == "gloo":
+        env["CUDA_VISIBLE_DEVICES"] = ""
     env.update(overrides or {})
     return env
 
@@ -49,7 +57,8 @@ def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: st
     rank_of = {r.host: r.rank for r in plan.ranks}
     results = nr.run(
         task=lambda task: run_rehearsal_rank(
-            task, script=script, env=rank_env(plan, rank_of[task.host.name], port, overrides),
+            task, script=script,
+            env=rank_env(plan, rank_of[task.host.name], port, overrides, backend),
             python=python, args=args, timeout=timeout))
     problems: dict[str, str] = {}
     outputs: dict[str, str] = {}
