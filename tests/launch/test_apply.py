@@ -100,3 +100,22 @@ def test_rehearsal_env_one_gpu_per_node() -> None:
 def test_rehearsal_env_without_a_gid_leaves_it_unset() -> None:
     plan = build_plan(load_intent("star4"))
     assert "NCCL_IB_GID_INDEX" not in rank_env(plan, 0, 29500, backend="nccl")
+
+
+def test_exit_codes_and_failure_kinds() -> None:
+    from netmiko.exceptions import NetmikoTimeoutException
+
+    from fabric.launch.apply import ApplyOutcome, NodeOutcome, _failure
+    from fabric.target import resolve_target
+    from fabric.tasks.push_shell import RemoteCommandFailed
+
+    target = resolve_target(None, None, "star4")
+    assert _failure(target, RemoteCommandFailed("spark02: mkdir failed"))[0] == "failed"
+    kind, why = _failure(target, NetmikoTimeoutException("TCP connection to device failed"))
+    assert kind == "unreachable" and "TCP connection failed" in why
+    record = LaunchRecord("r", "sglang", "star4", "h", None, False, "t", "/d", {"spark01": 1})
+    nodes = {"spark01": NodeOutcome("spark01", "healthy", 1)}
+    assert ApplyOutcome(record, nodes, {}, 1.0, True).exit_code == 0
+    assert ApplyOutcome(record, nodes, {}, 1.0, False).exit_code == 1
+    nodes["spark02"] = NodeOutcome("spark02", "unreachable", reason=why)
+    assert ApplyOutcome(record, nodes, {}, 1.0, False).exit_code == 3
