@@ -4,6 +4,7 @@ node, and stop exactly the recorded processes."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 import urllib.error
@@ -116,6 +117,7 @@ def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str,
                  progress: Progress = lambda _m: None) -> ApplyOutcome:
     """Start every node's script, record the launch, then poll health (and the processes)
     until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
+    logging.getLogger("nornir").addHandler(logging.NullHandler())  # failures are reported
     hosts = [r.host for r in plan.ranks]
     run_id = new_run_id()
     run_dir = remote_run_dir(run_id)
@@ -245,6 +247,7 @@ def stop_launch(target: Target, state_path: Path | None = None,
     start = time.monotonic()
     if record is None:
         return StopOutcome(None, {}, {}, 0.0)
+    logging.getLogger("nornir").addHandler(logging.NullHandler())
     hosts = sorted(record.pids)
     nr = make_nornir(target, hosts=hosts, workers=max(1, len(hosts)))
     try:

@@ -3,6 +3,7 @@ with exactly the env, ranks and rendezvous address that the launch will use."""
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: st
              sizes: tuple[str, str] = ("1M", "16M"), iters: int = 5, port: int = 29500,
              timeout: float = 60.0, overrides: dict[str, str] | None = None) -> RehearsalResult:
     """Run every rank at once through Nornir (one SSH session per node) and judge rank 0."""
+    logging.getLogger("nornir").addHandler(logging.NullHandler())  # problems are reported
     hosts = [r.host for r in plan.ranks]
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
     script = SCRIPT.read_text()
