@@ -1,27 +1,33 @@
 """`fabric validate` as a function: facts -> active probes -> checks -> Report.
 
-Probes run only for the families that judge them: mtu (ping matrix) and bw (bandwidth).
+Probes run only for the families that judge them: mtu (ping matrix), bw (bandwidth) and
+nccl (nccl-tests). `hosts` narrows everything to those hosts and the cables among them (see
+`Scope`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from rich.progress import Progress
 
 import validators
-from fabric.collect import collect_facts
+from fabric.collect import ROLES, collect_facts
+from fabric.errors import InputError
 from fabric.facts import Facts
+from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
 from fabric.probes.run import ProbeOptions, run_probes
-from fabric.report.model import Report
+from fabric.report.model import CheckResult, Report
 from fabric.target import Target
 
 #: Which families need which probe.
 PING_FAMILIES = frozenset({"mtu"})
 BANDWIDTH_FAMILIES = frozenset({"bw"})
+NCCL_FAMILIES = frozenset({"nccl"})
 
 
 def selected_families(only: set[str] | None) -> list[str]:
@@ -30,19 +36,59 @@ def selected_families(only: set[str] | None) -> list[str]:
     return list(dict.fromkeys(n.split(".", 1)[0] for n in names))
 
 
+@dataclass(frozen=True)
+class Scope:
+    """What a `--hosts` run covers: the named hosts, the cables among them (a Spark's cable
+    to the switch counts: its lane is judged), and the hosts whose facts are read for that
+    (the named ones, plus the switch for those lanes)."""
+
+    hosts: frozenset[str]
+    links: frozenset[str]
+    collect: tuple[str, ...]
+
+    def covers(self, result: CheckResult) -> bool:
+        """A result about an in-scope cable, or about a named host (or about no host)."""
+        if result.link is not None:
+            return result.link in self.links
+        return result.host is None or result.host in self.hosts
+
+
+def host_scope(intent: Intent, hosts: Iterable[str]) -> Scope:
+    """The scope of `--hosts`; InputError (exit 2) naming every host the topology lacks."""
+    wanted = frozenset(hosts)
+    known = {h for h in intent.graph.nodes if intent.hosts[h].role in ROLES}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise InputError(f"--hosts: not in topology {intent.name}: {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(known))})")
+    if not wanted:
+        raise InputError("--hosts: name at least one host")
+    switch = intent.switch.host if intent.switch is not None else None
+    reach = wanted | ({switch} if switch else set())
+    links = frozenset(lk.id for lk in intent.links
+                      if {lk.a.host, lk.b.host} <= reach and {lk.a.host, lk.b.host} & wanted)
+    ends = {e.host for lk in intent.links if lk.id in links for e in lk.ends()}
+    return Scope(wanted, links, tuple(sorted(wanted | ends)))
+
+
 def run_validation(target: Target, only: set[str] | None = None,
                    progress: Progress | None = None, duration_s: float | None = None,
-                   rate: str | None = None,
-                   say: Callable[[str], None] | None = None) -> tuple[Report, Facts]:
-    """Validate the target: collect facts, run the probes the selected checks judge, check."""
+                   rate: str | None = None, say: Callable[[str], None] | None = None,
+                   hosts: Iterable[str] | None = None) -> tuple[Report, Facts]:
+    """Validate the target (or only `hosts` and their cables): collect facts, run the probes
+    the selected checks judge, check."""
     families = selected_families(only)
+    scope = None if hosts is None else host_scope(target.intent, hosts)
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    facts = collect_facts(target, progress=progress)
+    facts = collect_facts(target, hosts=None if scope is None else list(scope.collect),
+                          progress=progress)
     opts = ProbeOptions(ping=bool(PING_FAMILIES & set(families)),
                         bandwidth=bool(BANDWIDTH_FAMILIES & set(families)),
-                        duration_s=duration_s, rate=rate)
-    if (opts.ping or opts.bandwidth) and facts.sparks:
+                        nccl=bool(NCCL_FAMILIES & set(families)),
+                        duration_s=duration_s, rate=rate,
+                        hosts=None if scope is None else scope.hosts)
+    if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
         sparks = sorted(facts.sparks)
         nr = make_nornir(target, sparks, workers=max(8, len(sparks)))
         try:
@@ -50,9 +96,12 @@ def run_validation(target: Target, only: set[str] | None = None,
         finally:
             nr.close_connections()
     results = validators.run_checks(target.intent, facts, only)
+    if scope is not None:
+        results = [r for r in results if scope.covers(r)]
     report = Report.build(topology=target.intent.name, intent_hash=target.intent.intent_hash,
                           started=started.isoformat(timespec="seconds"),
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,
                           families=families, schedule=facts.schedule,
                           facts_errors=facts.errors)
     return report, facts
+

@@ -1,9 +1,10 @@
-"""nccl: nccl-tests bus bandwidth meets the profile (skipped unless the facts carry runs)."""
+"""nccl: nccl-tests bus bandwidth meets the profile (skipped, saying why, without runs)."""
 
 from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
+from fabric.probes.nccl import MPIRUN, TESTS
 from validators.judge import Out
 from validators.registry import check
 
@@ -11,9 +12,13 @@ from validators.registry import check
 @check("nccl.busbw")
 def check_busbw(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each nccl-tests run's average bus bandwidth against nccl_busbw_min_gbytes."""
+    absent = _absent(facts)
+    for tool, hosts in absent.items():
+        out.skip(f"nccl-tests not run: {tool} is not installed on {', '.join(hosts)}")
     if not facts.nccl:
-        out.skip("no nccl-tests results in the facts (no probe ran nccl-tests): bus "
-                 "bandwidth not judged")
+        if not absent:
+            out.skip("no nccl-tests results in the facts (no probe ran nccl-tests): bus "
+                     "bandwidth not judged")
         return
     floor = intent.profile.nccl_busbw_min_gbytes
     for run in facts.nccl:
@@ -34,3 +39,13 @@ def check_busbw(intent: Intent, facts: Facts, out: Out) -> None:
         else:
             out.ok(f"{run.test} on {who}: {run.busbw_gbytes:.1f} GB/s", expected=floor,
                    actual=run.busbw_gbytes)
+
+
+def _absent(facts: Facts) -> dict[str, list[str]]:
+    """Hosts per nccl-tests tool the probe found missing (`SparkFacts.missing`)."""
+    out: dict[str, list[str]] = {}
+    for tool in (MPIRUN, *TESTS):
+        hosts = sorted(h for h, sf in facts.sparks.items() if tool in sf.missing)
+        if hosts:
+            out[tool] = hosts
+    return out

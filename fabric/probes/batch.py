@@ -24,11 +24,13 @@ class JobOutput:
     exit_code: int | None  # None: the job's output never came back
 
 
-def batch_script(jobs: Sequence[str]) -> str:
-    """A POSIX sh script that runs `jobs` in parallel and prints each output delimited."""
+def batch_script(jobs: Sequence[str], parallel: bool = True) -> str:
+    """A POSIX sh script that runs `jobs` in parallel (or one after the other) and prints
+    each output delimited."""
     lines = ['d=$(mktemp -d /tmp/fabric-batch.XXXXXX) || exit 99']
+    bg = " &" if parallel else ""
     for i, cmd in enumerate(jobs):
-        lines.append(f'{{ {cmd} ; echo $? >"$d/{i}.rc"; }} >"$d/{i}.out" 2>&1 </dev/null &')
+        lines.append(f'{{ {cmd} ; echo $? >"$d/{i}.rc"; }} >"$d/{i}.out" 2>&1 </dev/null{bg}')
     lines.append("wait")
     for i in range(len(jobs)):
         lines.append(f'echo "{MARK} begin {i}"; cat "$d/{i}.out"; '

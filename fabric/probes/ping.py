@@ -46,9 +46,12 @@ class PingProbe:
 
 
 def plan_ping_matrix(intent: Intent, sources: Iterable[str] | None = None,
-                     small: int = SMALL_PAYLOAD) -> list[PingProbe]:
-    """Probes for every ordered pair of twins in one subnet (from `sources` only, if given)."""
+                     small: int = SMALL_PAYLOAD,
+                     targets: Iterable[str] | None = None) -> list[PingProbe]:
+    """Probes for every ordered pair of twins in one subnet (from `sources` only and to
+    `targets` only, if given)."""
     wanted = None if sources is None else set(sources)
+    peers = None if targets is None else set(targets)
     by_subnet: dict[str, list[InterfacePlan]] = defaultdict(list)
     for iface in intent.interfaces():
         by_subnet[str(iface.address.network)].append(iface)
@@ -60,7 +63,7 @@ def plan_ping_matrix(intent: Intent, sources: Iterable[str] | None = None,
             if wanted is not None and src.host not in wanted:
                 continue
             for dst in members:
-                if dst.host == src.host:
+                if dst.host == src.host or (peers is not None and dst.host not in peers):
                     continue
                 link = src.link_id if src.link_id == dst.link_id else None
                 probes.extend(PingProbe(src.host, src.netdev, dst.host, dst.netdev,

@@ -1,5 +1,6 @@
-"""Run the active probes a validation needs and add their facts: the ping matrix (for mtu)
-and the bandwidth schedule (for bw). Only Sparks whose facts were read take part."""
+"""Run the active probes a validation needs and add their facts: the ping matrix (for mtu),
+the bandwidth schedule (for bw) and nccl-tests (for nccl). Only Sparks whose facts were read
+take part."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from dataclasses import dataclass
 from nornir.core import Nornir
 from rich.progress import Progress
 
-from fabric.facts import Facts, PingFact
+from fabric.facts import Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
+from fabric.probes.nccl import TESTS, plan_nccl, with_missing
 from fabric.probes.ping import plan_ping_matrix, probes_by_host
 from fabric.probes.schedule import BandwidthTest, plan_bandwidth
+from fabric.tasks.run_nccl_tests import find_nccl_tests, run_nccl_tests
 from fabric.tasks.run_ping_matrix import run_ping_matrix
 
 Say = Callable[[str], None]
@@ -29,12 +32,15 @@ class ProbeOptions:
     bandwidth: bool = True
     duration_s: float | None = None
     rate: str | None = None  # iperf3 -b per twin (None: the profile's default)
+    nccl: bool = False
+    hosts: frozenset[str] | None = None  # --hosts: ping only among these
 
 
-def run_pings(nr: Nornir, intent: Intent, facts: Facts,
-              progress: Progress | None = None) -> tuple[PingFact, ...]:
-    """The ping matrix from every reachable Spark, each host's pings in one batch."""
-    probes = plan_ping_matrix(intent, sources=sorted(facts.sparks))
+def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | None = None,
+              targets: frozenset[str] | None = None) -> tuple[PingFact, ...]:
+    """The ping matrix from every reachable Spark (to `targets` only, if given), each host's
+    pings in one batch."""
+    probes = plan_ping_matrix(intent, sources=sorted(facts.sparks), targets=targets)
     by_host = probes_by_host(probes)
     sub = nr.filter(filter_func=lambda h: h.name in by_host)
     rows = {}
@@ -98,13 +104,42 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                                schedule=info)
 
 
+def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None) -> Facts:
+    """Find nccl-tests on every reachable Spark (absent tools go to `missing`), then run each
+    test installed everywhere from rank 0; facts with `nccl`."""
+    sub = nr.filter(filter_func=lambda h: h.name in facts.sparks)
+    agg = sub.run(task=find_nccl_tests, name="find nccl-tests", raise_on_error=False)
+    found = {h: m[0].result for h, m in agg.items() if not m.failed}
+    facts = with_missing(facts, found)
+    jobs = plan_nccl(intent, facts, found)
+    if not jobs:
+        if say is not None:
+            say(f"nccl-tests not run: {', '.join(TESTS)} and mpirun are not on every Spark")
+        return facts
+    if say is not None:
+        say("\n".join(f"nccl-tests: {j.command}" for j in jobs))
+    rank0 = jobs[0].hosts[0]
+    run = nr.filter(filter_func=lambda h: h.name == rank0).run(
+        task=run_nccl_tests, jobs=jobs, name="nccl-tests", raise_on_error=False)
+    multi = run.get(rank0)
+    if multi is None or multi.failed:
+        why = "did not run" if multi is None else str(multi[0].exception)[:200]
+        runs = tuple(NcclFact(j.test, j.hosts, None, f"nccl-tests {why}") for j in jobs)
+    else:
+        runs = tuple(multi[0].result)
+    return dataclasses.replace(facts, nccl=runs)
+
+
 def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                progress: Progress | None = None, say: Say | None = None) -> Facts:
     """The facts plus what the selected probes measured."""
     if opts.ping and facts.sparks:
-        facts = dataclasses.replace(facts, pings=run_pings(nr, intent, facts, progress))
+        facts = dataclasses.replace(facts, pings=run_pings(nr, intent, facts, progress,
+                                                           opts.hosts))
     if opts.bandwidth and len(facts.sparks) >= 2:
         facts = run_bandwidth(nr, intent, facts, opts, progress, say)
+    if opts.nccl and facts.sparks:
+        facts = run_nccl(nr, intent, facts, say)
     return facts
 
 
