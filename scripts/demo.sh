@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The lab part of `make demo`: build the star4 lab, show it, then push and validate it when
-# those commands exist. Usage: scripts/demo.sh [LABNAME]   (needs root; leaves the lab up)
+# The lab part of `make demo`: build the star4 lab, show it, push the intent to it (dry run,
+# then --apply) and validate it. Usage: scripts/demo.sh [LABNAME]   (needs root; leaves the lab up)
 set -euo pipefail
 
 LAB="${1:-demo}"
@@ -12,10 +12,6 @@ if [[ $EUID -ne 0 ]]; then
   exit 2
 fi
 
-has_command() {  # does `fabric --help` list this command?
-  "$FABRIC" --help 2>/dev/null | grep -Eq "^[│| ]+$1[[:space:]]"
-}
-
 echo "== fabric lab up star4 --name $LAB" >&2
 "$FABRIC" lab down --name "$LAB"
 "$FABRIC" lab up star4 --name "$LAB"
@@ -23,16 +19,15 @@ echo "== fabric lab up star4 --name $LAB" >&2
 echo "== fabric lab status" >&2
 "$FABRIC" lab status
 
-for step in "push --lab $LAB --apply" "validate --lab $LAB"; do
-  cmd="${step%% *}"
-  if has_command "$cmd"; then
-    echo "== fabric $step" >&2
-    # shellcheck disable=SC2086  # the step is a fixed word list
-    "$FABRIC" $step
-  else
-    echo "== fabric $cmd: not available in this build yet, skipped" >&2
-  fi
-done
+echo "== fabric push --lab $LAB (dry run: what would change)" >&2
+"$FABRIC" push --lab "$LAB"
+
+echo "== fabric push --lab $LAB --apply" >&2
+"$FABRIC" push --lab "$LAB" --apply
+
+echo "== fabric validate --lab $LAB" >&2
+"$FABRIC" validate --lab "$LAB" --html "demo-report.html"
+echo "HTML report: $(pwd)/demo-report.html" >&2
 
 echo >&2
 echo "The lab $LAB is still up. Try: ssh -i /run/fabric/labs/$LAB/ssh/id_ed25519" \

@@ -195,7 +195,6 @@ def _check_pools(ctx: _Ctx) -> None:
 
 def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
     seen: dict[str, int] = {}
-    groups: dict[tuple[str, int], int] = {}
     on_switch = 0
     for i, link in enumerate(ctx.spec.links):
         for end in ("a", "b"):
@@ -216,7 +215,7 @@ def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
                 _check_spark_port(ctx, path, host, port, link)
             elif host.role == "switch":
                 on_switch += 1
-                _check_lane(ctx, path, host, port, link, model, groups)
+                _check_lane(ctx, path, host, port, link, model)
             else:
                 ctx.err(path, f"{host_name} is a {host.role} host; it has no fabric ports")
         if _hosts_of(link)[0] == _hosts_of(link)[1]:
@@ -246,7 +245,7 @@ def _check_spark_port(ctx: _Ctx, path: tuple[str | int, ...], host: Host, port: 
 
 
 def _check_lane(ctx: _Ctx, path: tuple[str | int, ...], host: Host, lane: str, link: LinkSpec,
-                model: SwitchModel | None, groups: dict[tuple[str, int], int]) -> None:
+                model: SwitchModel | None) -> None:
     sw = ctx.spec.switch
     if model is None or sw is None or host.name != sw.host:
         ctx.err(path, f"{host.name} is not this topology's switch (declare it under switch:)")
@@ -265,18 +264,12 @@ def _check_lane(ctx: _Ctx, path: tuple[str | int, ...], host: Host, lane: str, l
     mode = model.modes.get(mode_name)
     if mode is None:
         return  # reported by _check_switch
-    first = mode.group_of(lane_no, model.lanes_per_port)
-    index = path[1]
-    assert isinstance(index, int)
+    # Each group has one first lane, so a second cable on a group is caught as "cabled twice".
     if lane_no not in mode.first_lanes:
+        first = mode.group_of(lane_no, model.lanes_per_port)
         ctx.err(path, f"lane collision: {lane} is absorbed into the breakout group of "
                 f"{model.lane(port_no, first)} in mode {mode_name}; cable the group's "
                 f"first lane ({', '.join(model.lane(port_no, n) for n in mode.first_lanes)})")
-    elif (port, first) in groups:
-        ctx.err(path, f"lane collision: breakout group {model.lane(port_no, first)} already "
-                f"carries links[{groups[(port, first)]}]")
-    else:
-        groups[(port, first)] = index
     if _link_gbps(link) > mode.gbps:
         ctx.err((*path[:2], "speed"), f"{link.speed} cannot be carried by {port} in mode "
                 f"{mode_name} ({mode.gbps}G per lane group)")

@@ -112,7 +112,7 @@ def _result(kind: str, raw: str, row: Row) -> Record:
     unit = text(row, "UNIT")
     numbers = text(row, "NUMBERS")
     line_no, line = find_line(raw, numbers)
-    if (unit == "usec") != (kind == "ib_write_lat"):
+    if (unit == "usec") != kind.endswith("_lat"):
         raise ParseError(kind, line_no, line, f"a {unit} table is not {kind} output")
     if unit == "usec":
         values = [float(v) for v in _TWO_DECIMALS.findall(numbers)]
@@ -160,7 +160,10 @@ def _errors(raw: str, lines: Sequence[str]) -> list[Record]:
     return list(errors)
 
 
+# The perftest tools share one output layout; each command is a kind of its own name.
 KINDS = (
-    Kind("ib_write_bw", "linux", read_perftest, "perftest bandwidth (ib_write/send/read_bw)"),
-    Kind("ib_write_lat", "linux", read_perftest, "perftest latency (ib_write/send/read_lat)"),
+    *(Kind(f"ib_{verb}_bw", "linux", read_perftest, f"perftest bandwidth (ib_{verb}_bw)")
+      for verb in ("write", "send", "read")),
+    *(Kind(f"ib_{verb}_lat", "linux", read_perftest, f"perftest latency (ib_{verb}_lat)")
+      for verb in ("write", "send", "read")),
 )
