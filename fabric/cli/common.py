@@ -9,7 +9,13 @@ from typing import Any
 
 import typer
 
-TopologyArg = typer.Argument(..., help="A topology name in topologies/ or a path to a YAML file.")
+from fabric.errors import InputError
+from fabric.intent.build import load_intent
+from fabric.intent.model import Intent
+from fabric.target import resolve_target
+
+TopologyArg = typer.Argument(None, help="A topology name in topologies/ or a path to a YAML "
+                             "file (omit with --lab).")
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -22,3 +28,15 @@ def write_output(text: str, output: Path | None) -> None:
 
 def dump_json(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+
+
+def intent_for(topology: str | None, inventory: Path | None, lab: str | None) -> Intent:
+    """The intent named by TOPOLOGY (+ -i) or by `--lab NAME` (its own copy and inventory)."""
+    if lab is not None:
+        if topology is not None or inventory is not None:
+            raise InputError("--lab already names a topology and an inventory; drop TOPOLOGY "
+                             "and -i, or drop --lab")
+        return resolve_target(lab, None, None).intent
+    if topology is None:
+        raise InputError("name a TOPOLOGY (a name in topologies/ or a file), or --lab NAME")
+    return load_intent(topology, inventory)

@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from fabric.cli.common import dump_json, write_output
 from fabric.errors import InputError
+from fabric.target import LabOpt
 
 
 class _DefaultToMigrate(TyperGroup):
@@ -34,12 +35,13 @@ class PlanFormat(StrEnum):
     json = "json"
 
 
-def _load(topology: str, inventory: Path | None) -> Any:
-    from fabric.intent.build import load_intent
+def _load(topology: str | None, inventory: Path | None, lab: str | None = None) -> Any:
+    from fabric.cli.common import intent_for
     from fabric.plan.capacity import check_topology_file
 
-    check_topology_file(topology, inventory)
-    return load_intent(topology, inventory)
+    if lab is None and topology is not None:
+        check_topology_file(topology, inventory)
+    return intent_for(topology, inventory, lab)
 
 
 @plan.command("migrate", hidden=True)
@@ -71,16 +73,17 @@ def migrate(source: str = typer.Argument(..., metavar="FROM", help="Topology tod
 
 
 @plan.command("metrics")
-def metrics(topology: str = typer.Argument(..., help="Topology name or file."),
+def metrics(topology: str | None = typer.Argument(None, help="Topology name or file "
+                                                 "(omit with --lab)."),
             size: str = typer.Option("256M", "--size", help="All-reduce message size (bytes; "
                                      "K/M/G suffixes are powers of 2)."),
             output: Path | None = typer.Option(None, "-o", "--output"),
-            inventory: Path | None = InventoryOpt) -> None:
+            inventory: Path | None = InventoryOpt, lab: str | None = LabOpt) -> None:
     """Hop counts, bisection bandwidth, ports used, and an alpha-beta all-reduce estimate."""
     from fabric.plan.graph import from_intent
     from fabric.plan.metrics import analyse, parse_size
 
-    intent = _load(topology, inventory)
+    intent = _load(topology, inventory, lab)
     write_output(dump_json(analyse(from_intent(intent), parse_size(size)).to_dict()), output)
 
 
@@ -97,7 +100,8 @@ def synth(nodes: int = typer.Option(512, "--nodes", help="Sparks in the fabric."
     write_output(dump_json(plan_and_analyse(nodes, oversub, parse_size(size))), output)
 
 
-def whatif(topology: str = typer.Argument(..., help="Topology name or file."),
+def whatif(topology: str | None = typer.Argument(None, help="Topology name or file "
+                                                "(omit with --lab)."),
            fail: str | None = typer.Option(None, "--fail", help="node | cable (link id or "
                                            "host:port) | switch | switch:port | UPS group"),
            every: bool = typer.Option(False, "--all", help="Fail each element in turn; list "
@@ -105,14 +109,14 @@ def whatif(topology: str = typer.Argument(..., help="Topology name or file."),
            tp: int = typer.Option(4, "--tp", help="Wanted tensor-parallel group size."),
            fmt: PlanFormat = typer.Option(PlanFormat.md, "--format", "-f"),
            output: Path | None = typer.Option(None, "-o", "--output"),
-           inventory: Path | None = InventoryOpt) -> None:
+           inventory: Path | None = InventoryOpt, lab: str | None = LabOpt) -> None:
     """What still works when TARGET fails: connectivity, TP groups, DP capacity, bisection."""
     from fabric.plan.graph import from_intent
     from fabric.plan.whatif import fail_target, render_md, spof_md, spofs
 
     if (fail is None) == (not every):
         raise InputError("give exactly one of --fail TARGET or --all")
-    intent = _load(topology, inventory)
+    intent = _load(topology, inventory, lab)
     fab = from_intent(intent)
     if fail is not None:
         result = fail_target(fab, intent, fail, tp)

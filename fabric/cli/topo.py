@@ -8,10 +8,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from fabric.cli.common import TopologyArg, dump_json, write_output
+from fabric.cli.common import TopologyArg, dump_json, intent_for, write_output
 from fabric.errors import InputError
-from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
+from fabric.target import LabOpt
 
 topo = typer.Typer(help="Topologies: static checks, tables, JSON and drawings.",
                    no_args_is_help=True)
@@ -28,25 +28,27 @@ class ShowFormat(StrEnum):
 
 
 @topo.command("check")
-def check(topology: str = TopologyArg, inventory: Path | None = InventoryOpt) -> None:
+def check(topology: str | None = TopologyArg, inventory: Path | None = InventoryOpt,
+          lab: str | None = LabOpt) -> None:
     """Run every static check; exit 2 with file, line and field for each problem."""
     from fabric.cli import err_console
 
-    intent = load_intent(topology, inventory)
+    intent = intent_for(topology, inventory, lab)
     err_console.print(f"[green]ok[/] {intent.name}: {len(intent.sparks)} Sparks, "
                       f"{len(intent.links)} cables, {intent.kind}, MTU {intent.mtu}, "
                       f"profile {intent.profile.name}, intent {intent.intent_hash}")
 
 
 @topo.command("show")
-def show(topology: str = TopologyArg, inventory: Path | None = InventoryOpt,
+def show(topology: str | None = TopologyArg, inventory: Path | None = InventoryOpt,
+         lab: str | None = LabOpt,
          fmt: ShowFormat = typer.Option(ShowFormat.table, "--format", "-f"),
          output: Path | None = typer.Option(None, "-o", "--output", help="Write to a file.")
          ) -> None:
     """Show links with each end's twins, subnets and addresses; or JSON, SVG, PNG."""
     from fabric.cli import err_console
 
-    intent = load_intent(topology, inventory)
+    intent = intent_for(topology, inventory, lab)
     if fmt is ShowFormat.table:
         table = links_table(intent)
         if output:
