@@ -13,7 +13,7 @@ from fabric.errors import RunIncomplete
 from fabric.facts import Facts, facts_to_json
 from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
 
-JsonOpt = typer.Option(None, "--json", help="Write the facts as JSON to FILE ('-' = stdout).")
+JsonOpt = typer.Option(None, "--json", help="Write the facts as JSON to FILE (default: stdout).")
 HostsOpt = typer.Option(None, "--hosts", help="Only these hosts, comma-separated.")
 
 
@@ -57,10 +57,10 @@ def facts_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
         facts = collect_facts(target, wanted, progress)
     err_console.print(summary_table(facts))
     err_console.print(f"collected in {time.monotonic() - t0:.1f}s")
-    if json_out == "-":
-        typer.echo(facts_to_json(facts), nl=False)
-    elif json_out:
+    if json_out and json_out != "-":
         Path(json_out).write_text(facts_to_json(facts))
+    else:  # machine-readable output goes to the named file or to stdout (the contract)
+        typer.echo(facts_to_json(facts), nl=False)
     if facts.errors:
         why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items()))
         raise RunIncomplete(f"{len(facts.errors)} host(s) unreachable: {why}")

@@ -30,9 +30,16 @@ def _rows(api: Any, path: str) -> list[dict[str, str]]:
     return [dict(r) for r in api.get_resource(path).get()]
 
 
-def _monitor(api: Any, lane: str) -> dict[str, str]:
-    rows = api.get_resource("/interface/ethernet").call("monitor", {"numbers": lane, "once": ""})
-    return dict(rows[0]) if rows else {}
+def _monitor_all(api: Any, lanes: list[str]) -> dict[str, dict[str, str]]:
+    """`monitor once` for every lane in ONE API call (one `!re` per interface, by name)."""
+    if not lanes:
+        return {}
+    rows = api.get_resource("/interface/ethernet").call(
+        "monitor", {"numbers": ",".join(lanes), "once": ""})
+    out = {str(dict(r).get("name", "")): dict(r) for r in rows}
+    if len(lanes) == 1 and rows and "" in out:  # a single-lane reply may omit the name
+        out = {lanes[0]: out[""]}
+    return out
 
 
 def build_lane(eth: Row, iface: Row, mon: Row, port: Row | None) -> LaneFact:
@@ -64,16 +71,9 @@ def build_neighbors(rows: Iterable[Row]) -> tuple[NeighborFact, ...]:
     )
 
 
-def lanes_to_monitor(intent: Intent, eth: Iterable[Row], iface: Mapping[str, Row]) -> list[str]:
-    """The intent's lanes plus any lane that is running (a cable where none was planned)."""
-    planned = [lane.name for lane in intent.switch.lanes] if intent.switch else []
-    running = [r["name"] for r in eth if _bool(iface.get(r["name"], r).get("running"))]
-    return list(dict.fromkeys([*planned, *running]))
-
-
 def collect_switch_facts(task: Task, intent: Intent) -> Result:
     """Collect SwitchFacts: identity, version and board, every lane's settings and state
-    (`monitor once` for planned or running lanes), bridges with their ports and hw-offload,
+    (`monitor once` on all of them, in one call), bridges with their ports and hw-offload,
     LLDP neighbors and whether LLDP discovery is on. Read-only; a dry run collects too.
     """
     api = task.host.get_connection("routeros_api", task.nornir.config)
@@ -83,10 +83,9 @@ def collect_switch_facts(task: Task, intent: Intent) -> Result:
     iface = {r["name"]: r for r in _rows(api, "/interface")}
     bridges = _rows(api, "/interface/bridge")
     ports = {p["interface"]: p for p in _rows(api, "/interface/bridge/port")}
-    monitored = set(lanes_to_monitor(intent, eth, iface))
+    monitor = _monitor_all(api, [r["name"] for r in eth])
     lanes = {
-        r["name"]: build_lane(r, iface.get(r["name"], {}),
-                              _monitor(api, r["name"]) if r["name"] in monitored else {},
+        r["name"]: build_lane(r, iface.get(r["name"], {}), monitor.get(r["name"], {}),
                               ports.get(r["name"]))
         for r in eth
     }
