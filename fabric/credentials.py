@@ -20,6 +20,8 @@ class Credentials:
     routeros_user: str | None = None
     routeros_password: str | None = field(default=None, repr=False)
     routeros_port: int = 8728
+    routeros_tls: bool = False  # api-ssl (8729), certificate and host name verified
+    routeros_ca: Path | None = None
 
     def secrets(self) -> list[str]:
         """The secret values, for scrubbing them out of any text we print or save."""
@@ -35,10 +37,14 @@ def from_environment() -> Credentials:
     """FABRIC_SSH_USER/_PASSWORD/_KEY, FABRIC_KNOWN_HOSTS, FABRIC_ROUTEROS_USER/_PASSWORD.
 
     Host keys are verified against FABRIC_KNOWN_HOSTS (default ~/.ssh/known_hosts) unless
-    FABRIC_INSECURE_NO_HOST_KEY_CHECK=1 is set explicitly.
+    FABRIC_INSECURE_NO_HOST_KEY_CHECK=1 is set explicitly. FABRIC_ROUTEROS_TLS=1 uses api-ssl
+    (port 8729 unless FABRIC_ROUTEROS_PORT says otherwise), verified against the system CAs
+    or FABRIC_ROUTEROS_CA; plain 8728 sends the RouterOS password in the clear.
     """
     env = os.environ.get
     key = env("FABRIC_SSH_KEY")
+    tls = env("FABRIC_ROUTEROS_TLS") == "1"
+    ca = env("FABRIC_ROUTEROS_CA")
     known = env("FABRIC_KNOWN_HOSTS") or str(Path.home() / ".ssh" / "known_hosts")
     return Credentials(
         ssh_user=env("FABRIC_SSH_USER"),
@@ -48,5 +54,7 @@ def from_environment() -> Credentials:
         strict_host_keys=env("FABRIC_INSECURE_NO_HOST_KEY_CHECK") != "1",
         routeros_user=env("FABRIC_ROUTEROS_USER"),
         routeros_password=env("FABRIC_ROUTEROS_PASSWORD"),
-        routeros_port=int(env("FABRIC_ROUTEROS_PORT") or 8728),
+        routeros_port=int(env("FABRIC_ROUTEROS_PORT") or (8729 if tls else 8728)),
+        routeros_tls=tls,
+        routeros_ca=Path(ca) if ca else None,
     )

@@ -32,6 +32,17 @@ def netmiko_extras(target: Target) -> dict[str, Any]:
     return extras
 
 
+def routeros_extras(target: Target) -> dict[str, Any]:
+    """routeros-api options: plain login; api-ssl with verification when asked for."""
+    c = target.credentials
+    extras: dict[str, Any] = {"plaintext_login": True}
+    if c.routeros_tls:
+        extras.update(use_ssl=True, ssl_verify=True, ssl_verify_hostname=True)
+        if c.routeros_ca is not None:
+            extras["ca_file"] = str(c.routeros_ca)
+    return extras
+
+
 def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8) -> Nornir:
     """A Nornir for the target's hosts that are in the intent (or the `hosts` given)."""
     inv = target.inventory_dir
@@ -52,7 +63,7 @@ def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8
             host.password = c.routeros_password
             host.connection_options["routeros_api"] = ConnectionOptions(
                 hostname=host.hostname, port=c.routeros_port, username=c.routeros_user,
-                password=c.routeros_password, extras={"plaintext_login": True})
+                password=c.routeros_password, extras=routeros_extras(target))
             host.connection_options["netmiko"] = ConnectionOptions(
                 extras=netmiko_extras(target))
         else:

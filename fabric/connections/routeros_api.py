@@ -1,4 +1,5 @@
-"""Nornir connection plugin `routeros_api`: the RouterOS API (port 8728) of the CRS804.
+"""Nornir connection plugin `routeros_api`: the RouterOS API of the CRS804 (8728 plain, or
+api-ssl on 8729 with the certificate verified when `use_ssl` is set; `ca_file` names the CA).
 
 Registered by entry point (`nornir.plugins.connections`). `connection` is the logged-in
 `RouterOsApi` (`get_api()`). The client has one socket and no locking, so this is one
@@ -12,6 +13,7 @@ import contextlib
 import errno
 import re
 import socket
+import ssl
 from typing import Any
 
 import routeros_api
@@ -70,7 +72,10 @@ class RouterOsApiConnection:
         options = dict(extras or {})
         timeout = float(options.pop("timeout", CONNECT_TIMEOUT_S))
         options.setdefault("plaintext_login", True)
-        port = port or 8728
+        ca_file = options.pop("ca_file", None)
+        if options.get("use_ssl") and ca_file:
+            options["ssl_context"] = ssl.create_default_context(cafile=str(ca_file))
+        port = port or (8729 if options.get("use_ssl") else 8728)
         if not hostname:
             raise RouterOsConnectError("routeros-api: the host has no hostname/address")
         pool = routeros_api.RouterOsApiPool(hostname, username=username or "admin",
