@@ -6,6 +6,7 @@ switch's api-ssl service, certificate made with openssl) stands in for port 8729
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import ssl
@@ -42,17 +43,12 @@ def tls_front(tmp_path: Path, emulator: Emulator) -> Iterator[tuple[int, Path]]:
     stop = threading.Event()
 
     def pump(src: socket.socket, dst: socket.socket) -> None:
-        try:
+        with contextlib.suppress(OSError):
             while data := src.recv(65536):
                 dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
 
     def serve() -> None:
         while not stop.is_set():
