@@ -1,5 +1,6 @@
 """`fabric validate` end to end on configured labs: healthy passes (RDMA skipped with a
-reason), five runs give no false failure, and every lab fault fails exactly where it is."""
+reason), five runs give no false failure, every lab fault fails exactly where it is (one
+table, star4 and ring4), `--hosts` narrows the run, and nccl skips where nccl-tests is absent."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ pytestmark = pytest.mark.lab
 NO_BW = "link,mtu,addr,route,gid,cabling,version,time,forward,switch,qos,nccl"
 STAR_LINK = {h: f"{h}:p0--crs804:qsfp56-dd-{h[-1]}-1" for h in
              ("spark01", "spark02", "spark03", "spark04")}
+RING_LINK = {1: "spark01:p0--spark02:p1", 2: "spark02:p0--spark03:p1",
+             3: "spark03:p0--spark04:p1", 4: "spark04:p0--spark01:p1"}
 
 
 def fabric(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -145,7 +149,7 @@ def assert_localised(code: int, report: dict[str, Any], err: str, blame: set[str
         assert any(must in names(r) for r in bad), json.dumps(bad, indent=1)
 
 
-# --- star4 -----------------------------------------------------------------------------------
+# --- healthy -----------------------------------------------------------------------------
 
 
 def test_star_healthy_passes_and_skips_rdma(star_lab: str, tmp_path: Path) -> None:
@@ -165,102 +169,94 @@ def test_star_five_runs_no_false_failure(star_lab: str, tmp_path: Path) -> None:
         assert_healthy(*validate(star_lab, tmp_path))
 
 
-def test_star_switch_mtu(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "mtu", "qsfp56-dd-2-1")
-    assert_localised(*validate(star_lab, tmp_path, "--only", NO_BW),
-                     blame={STAR_LINK["spark02"], "qsfp56-dd-2-1"}, must=STAR_LINK["spark02"])
-
-
-def test_star_link_down(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "link-down", "spark03:p0")
-    assert_localised(*validate(star_lab, tmp_path), blame={"spark03"},
-                     must=STAR_LINK["spark03"])
-
-
-def test_star_swap(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "swap", "crs804:qsfp56-dd-1-1,crs804:qsfp56-dd-2-1")
-    assert_localised(*validate(star_lab, tmp_path, "--only", NO_BW),
-                     blame={STAR_LINK["spark01"], STAR_LINK["spark02"]},
-                     must=STAR_LINK["spark01"])
-
-
-def test_star_degrade_blames_one_cable(star_lab: str, tmp_path: Path,
-                                       faulty: list[str]) -> None:
-    inject(faulty, star_lab, "degrade", "spark02:p0")
-    code, report, err = validate(star_lab, tmp_path, "--only", "bw,link,mtu")
-    assert_localised(code, report, err, blame={STAR_LINK["spark02"]}, must=STAR_LINK["spark02"])
-    assert {r["link"] for r in failing(report)} == {STAR_LINK["spark02"]}
-
-
-def test_star_autoneg(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "autoneg", "qsfp56-dd-4-1")
-    assert_localised(*validate(star_lab, tmp_path), blame={STAR_LINK["spark04"],
-                                                           "qsfp56-dd-4-1"},
-                     must="qsfp56-dd-4-1")
-
-
-def test_star_wrong_addr(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "wrong-addr", "spark04:enp1s0f0np0")
-    assert_localised(*validate(star_lab, tmp_path, "--only", NO_BW), blame={"spark04"},
-                     must="spark04")
-
-
-def test_star_default_route(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "default-route", "spark03:enp1s0f0np0")
-    assert_localised(*validate(star_lab, tmp_path, "--only", NO_BW), blame={"spark03"},
-                     must="spark03")
-
-
-def test_star_sshd_stop(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, star_lab, "sshd-stop", "spark01")
-    code, report, err = validate(star_lab, tmp_path, "--only", NO_BW)
-    assert_localised(code, report, err, blame={"spark01"}, must="spark01")
-    assert "spark01" in report["facts_errors"] and "spark01" in err
-
-
-# --- ring4 -----------------------------------------------------------------------------------
-
-RING_LINK = {1: "spark01:p0--spark02:p1", 2: "spark02:p0--spark03:p1",
-             3: "spark03:p0--spark04:p1", 4: "spark04:p0--spark01:p1"}
-
-
 def test_ring_healthy_passes(ring_lab: str, tmp_path: Path) -> None:
     code, report, err = validate(ring_lab, tmp_path)
     assert_healthy(code, report, err)
     assert report["schedule"]["rounds"] == 2
 
 
-def test_ring_link_down(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "link-down", "spark02:p0")
-    assert_localised(*validate(ring_lab, tmp_path), blame={RING_LINK[2]}, must=RING_LINK[2])
+# --- faults: (lab, kind, target, --only, blame, must) ---------------------------------------
 
 
-def test_ring_swap(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "swap", "spark01:p0,spark03:p0")
-    assert_localised(*validate(ring_lab, tmp_path, "--only", NO_BW),
-                     blame={RING_LINK[1], RING_LINK[3]}, must=RING_LINK[1])
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault and where its failures must point (`unreachable`: the host that
+    must be in `facts_errors`; `only_link`: every failing result is about `must`)."""
+
+    lab: str
+    kind: str
+    target: str
+    only: str | None
+    blame: frozenset[str]
+    must: str
+    only_link: bool = False
+    unreachable: str | None = None
 
 
-def test_ring_degrade(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "degrade", RING_LINK[3])
-    code, report, err = validate(ring_lab, tmp_path, "--only", "bw,link,mtu")
-    assert_localised(code, report, err, blame={RING_LINK[3]}, must=RING_LINK[3])
+def _f(lab: str, kind: str, target: str, only: str | None, blame: set[str], must: str,
+       **kw: Any) -> Any:
+    return pytest.param(Fault(lab, kind, target, only, frozenset(blame), must, **kw),
+                        id=f"{lab}-{kind}")
 
 
-def test_ring_wrong_addr(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "wrong-addr", "spark03:enp1s0f0np0")
-    assert_localised(*validate(ring_lab, tmp_path, "--only", NO_BW), blame={"spark03"},
-                     must="spark03")
+S = STAR_LINK
+FAULTS = [
+    _f("star", "mtu", "qsfp56-dd-2-1", NO_BW, {S["spark02"], "qsfp56-dd-2-1"}, S["spark02"]),
+    _f("star", "link-down", "spark03:p0", None, {"spark03"}, S["spark03"]),
+    _f("star", "swap", "crs804:qsfp56-dd-1-1,crs804:qsfp56-dd-2-1", NO_BW,
+       {S["spark01"], S["spark02"]}, S["spark01"]),
+    _f("star", "degrade", "spark02:p0", "bw,link,mtu", {S["spark02"]}, S["spark02"],
+       only_link=True),
+    _f("star", "autoneg", "qsfp56-dd-4-1", None, {S["spark04"], "qsfp56-dd-4-1"},
+       "qsfp56-dd-4-1"),
+    _f("star", "wrong-addr", "spark04:enp1s0f0np0", NO_BW, {"spark04"}, "spark04"),
+    _f("star", "default-route", "spark03:enp1s0f0np0", NO_BW, {"spark03"}, "spark03"),
+    _f("star", "sshd-stop", "spark01", NO_BW, {"spark01"}, "spark01", unreachable="spark01"),
+    _f("ring", "link-down", "spark02:p0", None, {RING_LINK[2]}, RING_LINK[2]),
+    _f("ring", "swap", "spark01:p0,spark03:p0", NO_BW, {RING_LINK[1], RING_LINK[3]},
+       RING_LINK[1]),
+    _f("ring", "degrade", RING_LINK[3], "bw,link,mtu", {RING_LINK[3]}, RING_LINK[3]),
+    _f("ring", "wrong-addr", "spark03:enp1s0f0np0", NO_BW, {"spark03"}, "spark03"),
+    _f("ring", "default-route", "spark02:enp1s0f0np0", NO_BW, {"spark02"}, "spark02"),
+    _f("ring", "sshd-stop", "spark04", NO_BW, {"spark04"}, "spark04", unreachable="spark04"),
+]
 
 
-def test_ring_default_route(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "default-route", "spark02:enp1s0f0np0")
-    assert_localised(*validate(ring_lab, tmp_path, "--only", NO_BW), blame={"spark02"},
-                     must="spark02")
+@pytest.mark.parametrize("fault", FAULTS)
+def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
+                                 tmp_path: Path, faulty: list[str]) -> None:
+    lab: str = request.getfixturevalue(f"{fault.lab}_lab")
+    inject(faulty, lab, fault.kind, fault.target)
+    code, report, err = validate(lab, tmp_path, *(("--only", fault.only) if fault.only else ()))
+    assert_localised(code, report, err, blame=set(fault.blame), must=fault.must)
+    if fault.only_link:
+        assert {r["link"] for r in failing(report)} == {fault.must}
+    if fault.unreachable is not None:
+        assert fault.unreachable in report["facts_errors"] and fault.unreachable in err
 
 
-def test_ring_sshd_stop(ring_lab: str, tmp_path: Path, faulty: list[str]) -> None:
-    inject(faulty, ring_lab, "sshd-stop", "spark04")
-    code, report, err = validate(ring_lab, tmp_path, "--only", NO_BW)
-    assert_localised(code, report, err, blame={"spark04"}, must="spark04")
-    assert "spark04" in report["facts_errors"]
+# --- --hosts and nccl ------------------------------------------------------------------------
+
+
+def test_star_hosts_scope(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
+    """A fault outside --hosts is not seen; inside, it fails; only in-scope results appear."""
+    inject(faulty, star_lab, "link-down", "spark03:p0")
+    pair = {"spark01", "spark02"}
+    code, report, err = validate(star_lab, tmp_path, "--hosts", ",".join(sorted(pair)),
+                                 "--only", "link,mtu,addr,cabling,switch,bw")
+    assert_healthy(code, report, err)
+    assert {r["host"] for r in report["results"]} <= pair | {None, "crs804"}  # its lanes
+    assert {r["link"] for r in report["results"]} <= {S[h] for h in pair} | {None}
+    assert report["schedule"]["tests"] == 1 and "--hosts: a partial validation" in err
+    assert_localised(*validate(star_lab, tmp_path, "--hosts", "spark03", "--only", "link"),
+                     blame={"spark03"}, must=S["spark03"])
+    code, _, err = validate(star_lab, tmp_path, "--hosts", "spark01,spark09")
+    assert code == 2 and "spark09" in err
+
+
+def test_star_nccl_skips_without_nccl_tests(star_lab: str, tmp_path: Path) -> None:
+    code, report, err = validate(star_lab, tmp_path, "--only", "nccl")
+    assert code == 0, err
+    assert {r["status"] for r in report["results"]} == {"skip"}
+    assert any("all_reduce_perf is not installed on spark01, spark02, spark03, spark04"
+               in r["message"] for r in report["results"]), report["results"]
