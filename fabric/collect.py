@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from nornir.core import Nornir
 from nornir.core.task import AggregatedResult, Result, Task
 from rich.progress import Progress, TaskID
 
@@ -47,8 +48,10 @@ class HostProgress:
             self.progress.update(self.rows[host], status=status, completed=1 if done else 0)
 
 
-def collect_host_facts(task: Task, intent: Intent, rows: HostProgress) -> Result:
-    """Collect one host's facts with the task of its role, then close its connection."""
+def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
+                       close: bool = True) -> Result:
+    """Collect one host's facts with the task of its role, then close its connection (unless
+    `close` is False: the caller reuses it)."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
@@ -66,7 +69,8 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress) -> Result
         rows.update(host, "[red]failed", done=True)
         raise
     finally:
-        task.host.close_connections()
+        if close:
+            task.host.close_connections()
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -118,8 +122,11 @@ def _reason(multi: Any, where: str) -> str:
 
 
 def collect_facts(target: Target, hosts: list[str] | None = None,
-                  progress: Progress | None = None) -> Facts:
-    """Facts of every Spark and the switch of the target (or of `hosts`), collected at once."""
+                  progress: Progress | None = None, nornir: Nornir | None = None) -> Facts:
+    """Facts of every Spark and the switch of the target (or of `hosts`), collected at once.
+
+    With `nornir`, run on it and leave its connections open for the caller's next tasks.
+    """
     intent = target.intent
     known = [h for h in intent.graph.nodes if intent.hosts[h].role in ROLES]
     if hosts is not None:
@@ -130,11 +137,15 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
     wanted = sorted(hosts if hosts is not None else known)
     # Nornir logs each failed host's traceback; the reason goes into Facts.errors instead.
     logging.getLogger("nornir").addHandler(logging.NullHandler())
-    nr = make_nornir(target, wanted)
+    if nornir is None:
+        nr = make_nornir(target, wanted)
+    else:
+        nr = nornir.filter(filter_func=lambda h: h.name in set(wanted))
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
     agg: AggregatedResult = nr.run(task=collect_host_facts, intent=intent, rows=rows,
-                                   name="collect_facts", raise_on_error=False)
+                                   close=nornir is None, name="collect_facts",
+                                   raise_on_error=False)
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None
     errors: dict[str, str] = {}

@@ -8,13 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nornir.core import Nornir
+
 from fabric.errors import InputError
 from fabric.push import backup, rollback
 from fabric.push.lock import host_locks
 from fabric.push.model import PushPlan
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 from fabric.push.render import NETPLAN_PATH
-from fabric.push.runner import run_task
+from fabric.push.runner import push_session, run_task
 from fabric.push.verify import current_plan, verify
 from fabric.target import Target
 from fabric.tasks.apply_spark_config import apply_spark_config
@@ -72,45 +74,48 @@ def push(target: Target, hosts: list[str] | None, apply: bool, workers: int,
     started = time.monotonic()
     chosen = scope(target, hosts)
     if not apply:
-        plan, _, _ = current_plan(target, chosen, workers, progress)
+        with push_session(target, chosen, workers) as nr:
+            plan, _, _ = current_plan(target, chosen, workers, progress, nr)
         return PushOutcome(plan, duration_s=time.monotonic() - started)
     run_id = backup.new_run_id()
-    with host_locks(backup.state_dir() / "locks", run_id, lock_keys(target, chosen)):
-        plan, sparks, switch = current_plan(target, chosen, workers, progress)
+    with (host_locks(backup.state_dir() / "locks", run_id, lock_keys(target, chosen)),
+          push_session(target, chosen, workers) as nr):
+        plan, sparks, switch = current_plan(target, chosen, workers, progress, nr)
         out = PushOutcome(plan, applied=True)
         if plan.changes:
-            _apply(target, plan, sparks, switch, run_id, workers, progress, out)
+            _apply(target, plan, sparks, switch, run_id, workers, progress, out, nr)
     out.duration_s = time.monotonic() - started
     return out
 
 
 def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
            switch: SwitchSnapshot | None, run_id: str, workers: int, progress: Progress,
-           out: PushOutcome) -> None:
+           out: PushOutcome, nr: Nornir) -> None:
+    """Backup, apply, verify and (on failure) roll back, all over the run's sessions `nr`."""
     directory = backup.run_dir(run_id)
     out.run_id, out.run_dir = run_id, directory
     progress(f"run {run_id}: backing up to {directory}")
-    manifest = _backup(target, plan, sparks, switch, run_id, directory)
+    manifest = _backup(target, plan, sparks, switch, run_id, directory, nr)
     changed = manifest["hosts"]
     if plan.switch is not None and plan.switch.changes:
         progress(f"applying {plan.switch.changes} changes to {plan.switch.host}")
         _, errs = run_task(target, [plan.switch.host], apply_switch_config, 1,
-                           lambda _h: {"plan": plan.switch})
+                           lambda _h: {"plan": plan.switch}, nornir=nr)
         out.apply_errors |= errs
     todo = sorted(h for h, p in plan.sparks.items() if p.changes)
     if todo and not out.apply_errors:
         progress(f"applying changes to {len(todo)} Sparks ({workers} at a time)")
         _, errs = run_task(target, todo, apply_spark_config, workers, lambda h: {
-            "plan": plan.sparks[h], "has_netplan": sparks[h].has_netplan})
+            "plan": plan.sparks[h], "has_netplan": sparks[h].has_netplan}, nornir=nr)
         out.apply_errors |= errs
     if not out.apply_errors:
         out.problems = verify(target, plan, sorted(set(plan.sparks) | _switch(plan)), workers,
-                              progress)
+                              progress, nr)
     status = "applied"
     if out.apply_errors or out.problems:
         progress("verification failed: rolling back every changed host")
         out.rolled_back, out.rollback_errors = rollback.restore(target, directory, manifest,
-                                                                workers)
+                                                                workers, nr)
         status = "rolled-back" if not out.rollback_errors else "rollback-failed"
     manifest |= {"status": status, "finished": _now(), "apply_errors": out.apply_errors,
                  "problems": out.problems, "rollback_errors": out.rollback_errors}
@@ -123,7 +128,8 @@ def _switch(plan: PushPlan) -> set[str]:
 
 
 def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
-            switch: SwitchSnapshot | None, run_id: str, directory: Path) -> dict[str, object]:
+            switch: SwitchSnapshot | None, run_id: str, directory: Path, nr: Nornir
+            ) -> dict[str, object]:
     """Write the backup of every host with changes; the manifest that rollback reads."""
     hosts: dict[str, dict[str, object]] = {}
     for host, sp in sorted(plan.sparks.items()):
@@ -133,7 +139,7 @@ def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
                            "netplan_path": NETPLAN_PATH}
     if plan.switch is not None and plan.switch.changes and switch is not None:
         got, errs = run_task(target, [plan.switch.host], backup_switch_config, 1,
-                             lambda _h: {"export": True})
+                             lambda _h: {"export": True}, nornir=nr)
         snap = got.get(plan.switch.host, switch)
         if errs:
             snap = SwitchSnapshot(switch.host, switch.rows, None,
@@ -162,7 +168,8 @@ def rollback_run(target: Target, run_id: str, workers: int, progress: Progress
     with host_locks(backup.state_dir() / "locks", f"rollback-{run_id}",
                     lock_keys(target, hosts)):
         progress(f"restoring {len(hosts)} hosts from {directory}")
-        done, errors = rollback.restore(target, directory, manifest, workers)
+        with push_session(target, hosts, workers) as nr:
+            done, errors = rollback.restore(target, directory, manifest, workers, nr)
     manifest["rolled_back"] = _now()
     backup.save_manifest(directory, manifest)
     return done, errors

@@ -50,10 +50,19 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkP
     commands: list[str] = []
     touched: list[str] = []
     notes: list[str] = []
+    arp_done: set[str] = set()
     for want in wants:
         cmds = _netdev_commands(facts, want, notes)
         if snap.has_mlnx_qos and "mlnx_qos" not in facts.missing:
             cmds += _qos_commands(facts, want.netdev)
+        if want.netdev in facts.netdevs:
+            for dev in (want.netdev, snap.stacked_on(want.netdev)):
+                if dev is not None and dev not in arp_done:
+                    arp_done.add(dev)
+                    arp = _arp_command(snap, dev)
+                    if arp and dev != want.netdev:
+                        touched.append(dev)
+                    cmds += arp
         if cmds:
             touched.append(want.netdev)
         commands += cmds
@@ -91,6 +100,16 @@ def _netdev_commands(facts: SparkFacts, want: NetdevWant, notes: list[str]) -> l
     cmds += [f"ip addr del {a} dev {dev}" for a in nd.addresses if a not in want.addresses]
     cmds += [f"ip addr add {a} dev {dev}" for a in want.addresses if a not in nd.addresses]
     return cmds
+
+
+def _arp_command(snap: SparkSnapshot, netdev: str) -> list[str]:
+    """`sysctl` that gives `netdev` the ARP policy (the twin, or the device it is stacked on)."""
+    have = snap.arp.get(netdev, {})
+    wrong = [k for k, v in render.ARP_POLICY.items() if have.get(k) != v]
+    if not wrong:
+        return []
+    return ["sysctl -qw " + " ".join(f"net.ipv4.conf.{netdev}.{k}={render.ARP_POLICY[k]}"
+                                     for k in wrong)]
 
 
 def _qos_commands(facts: SparkFacts, netdev: str) -> list[str]:

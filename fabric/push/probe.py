@@ -24,6 +24,7 @@ class SparkSnapshot:
     has_mlnx_qos: bool
     ssh_server_ip: str | None  # the address this SSH session arrived on
     qos: dict[str, str] = field(default_factory=dict)  # netdev -> `mlnx_qos -i` text
+    arp: dict[str, dict[str, str]] = field(default_factory=dict)  # netdev -> ARP sysctls
 
     def connected_netdev(self) -> str | None:
         """The netdev that carries the SSH session's server address (never to be touched)."""
@@ -38,6 +39,12 @@ class SparkSnapshot:
 
     def netdev(self, name: str) -> dict[str, Any] | None:
         return next((x for x in self.ip_addr if x.get("ifname") == name), None)
+
+    def stacked_on(self, name: str) -> str | None:
+        """The netdev `name` is stacked on (macvlan/vlan lower) in this host, if any."""
+        link = next((x for x in self.ip_link if x.get("ifname") == name), None)
+        lower = link.get("link") if link else None
+        return str(lower) if lower else None
 
 
 @dataclass(frozen=True)

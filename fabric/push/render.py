@@ -15,6 +15,11 @@ NETPLAN_PATH = "/etc/netplan/40-fabric.yaml"
 #: RoCE lossless class on the Sparks (mlnx_qos): trust DSCP, PFC on this priority.
 ROCE_TRUST = "dscp"
 ROCE_PFC_PRIORITY = 3
+#: ARP on every netdev that carries a twin's frames: both twins of a port hear every broadcast
+#: on their cable, and by default each answers ARP for every local address ("ARP flux"), so a
+#: peer can cache the wrong twin's MAC and its replies miss the twin that asked. Answer only for
+#: addresses on the receiving netdev (1) and announce that netdev's own address (2).
+ARP_POLICY = {"arp_ignore": "1", "arp_announce": "2"}
 
 
 @cache

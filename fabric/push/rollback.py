@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from nornir.core import Nornir
+
 from fabric.push import backup
 from fabric.push.render import NETPLAN_PATH
 from fabric.push.runner import run_task
@@ -13,8 +15,8 @@ from fabric.tasks.restore_spark_backup import restore_spark_backup
 from fabric.tasks.restore_switch_backup import restore_switch_backup
 
 
-def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: int
-            ) -> tuple[dict[str, list[str]], dict[str, str]]:
+def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: int,
+            nornir: Nornir | None = None) -> tuple[dict[str, list[str]], dict[str, str]]:
     """Restore the hosts in the manifest; (host -> what was done, host -> why it failed)."""
     hosts: dict[str, Any] = manifest.get("hosts", {})
     sparks = sorted(h for h, v in hosts.items() if v.get("role") == "spark")
@@ -25,14 +27,14 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
         snaps = {h: backup.load_spark(directory, h) for h in sparks}
         got, errs = run_task(target, sparks, restore_spark_backup, workers, lambda h: {
             "backup": snaps[h], "netdevs": tuple(hosts[h].get("touched", ())),
-            "netplan_path": hosts[h].get("netplan_path", NETPLAN_PATH)})
+            "netplan_path": hosts[h].get("netplan_path", NETPLAN_PATH)}, nornir=nornir)
         done |= got
         errors |= errs
     if switches:
         ssnaps = {h: backup.load_switch(directory, h) for h in switches}
         got, errs = run_task(target, switches, restore_switch_backup, 1, lambda h: {
             "backup": ssnaps[h], "lanes": tuple(hosts[h].get("lanes", ())),
-            "bridge": hosts[h].get("bridge", "bridge")})
+            "bridge": hosts[h].get("bridge", "bridge")}, nornir=nornir)
         done |= got
         errors |= errs
     return done, errors

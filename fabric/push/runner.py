@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from nornir.core import Nornir
 from nornir.core.task import AggregatedResult
 
 from fabric.collect import describe_failure
@@ -16,24 +18,40 @@ from fabric.target import Target
 DEFAULT_WORKERS = 4
 
 
+@contextlib.contextmanager
+def push_session(target: Target, hosts: list[str], workers: int) -> Iterator[Nornir]:
+    """One Nornir for a whole push run: each host's connection is opened once, reused by every
+    step (facts, snapshot, apply, verify, rollback) and closed at the end."""
+    nr = make_nornir(target, hosts, workers=max(1, workers))
+    try:
+        yield nr
+    finally:
+        nr.close_connections()
+
+
 def run_task(target: Target, hosts: list[str], task: Callable[..., Any], workers: int,
              per_host: Callable[[str], dict[str, Any]] | None = None,
-             dry_run: bool = False) -> tuple[dict[str, Any], dict[str, str]]:
+             dry_run: bool = False, nornir: Nornir | None = None
+             ) -> tuple[dict[str, Any], dict[str, str]]:
     """Run `task` on `hosts`; (host -> result, host -> scrubbed failure reason).
 
-    `per_host(host)` gives that host's keyword arguments.
+    `per_host(host)` gives that host's keyword arguments. With `nornir` (one per push run) the
+    hosts' open connections are reused and left open; without, each host's are closed.
     """
     if not hosts:
         return {}, {}
     logging.getLogger("nornir").addHandler(logging.NullHandler())
-    nr = make_nornir(target, hosts, workers=max(1, workers))
+    wanted = set(hosts)
+    nr = (make_nornir(target, hosts, workers=max(1, workers)) if nornir is None
+          else nornir.filter(filter_func=lambda h: h.name in wanted))
     args = per_host or (lambda _h: {})
 
     def one(task_: Any) -> Any:
         try:
             return task(task_, **args(task_.host.name))
         finally:
-            task_.host.close_connections()
+            if nornir is None:
+                task_.host.close_connections()
 
     nr.data.dry_run = dry_run
     agg: AggregatedResult = nr.run(task=one, name=getattr(task, "__name__", "push"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from nornir.core import Nornir
+
 from fabric.collect import collect_facts
 from fabric.push.diff import plan_push
 from fabric.push.model import NetdevWant, PushPlan
@@ -16,7 +18,7 @@ from fabric.tasks.backup_switch_config import backup_switch_config
 from fabric.tasks.verify_spark_push import verify_spark_push
 
 
-def snapshots(target: Target, hosts: list[str], workers: int
+def snapshots(target: Target, hosts: list[str], workers: int, nornir: Nornir | None = None
               ) -> tuple[dict[str, SparkSnapshot], SwitchSnapshot | None, dict[str, str]]:
     """Read-only snapshots of `hosts` (Sparks and switch); errors per host."""
     intent = target.intent
@@ -24,10 +26,10 @@ def snapshots(target: Target, hosts: list[str], workers: int
     sparks = [h for h in hosts if h != switch]
     qos = {h: tuple(w.netdev for w in _wants(target, h)) for h in sparks}
     got, errors = run_task(target, sparks, backup_spark_config, workers,
-                           lambda h: {"qos_netdevs": qos[h]})
+                           lambda h: {"qos_netdevs": qos[h]}, nornir=nornir)
     snap: SwitchSnapshot | None = None
     if switch in hosts and switch is not None:
-        sw, sw_err = run_task(target, [switch], backup_switch_config, 1)
+        sw, sw_err = run_task(target, [switch], backup_switch_config, 1, nornir=nornir)
         errors |= sw_err
         snap = sw.get(switch)
     return got, snap, errors
@@ -40,22 +42,23 @@ def _wants(target: Target, host: str) -> tuple[NetdevWant, ...]:
 
 
 def current_plan(target: Target, hosts: list[str], workers: int,
-                 progress: Callable[[str], None]) -> tuple[PushPlan, dict[str, SparkSnapshot],
-                                                           SwitchSnapshot | None]:
+                 progress: Callable[[str], None], nornir: Nornir | None = None
+                 ) -> tuple[PushPlan, dict[str, SparkSnapshot], SwitchSnapshot | None]:
     """Collect facts and snapshots of `hosts` and compute intent minus facts."""
     progress(f"collecting facts from {len(hosts)} hosts")
-    facts = collect_facts(target, hosts)
+    facts = collect_facts(target, hosts, nornir=nornir)
     ok = [h for h in hosts if h not in facts.errors]
-    sparks, switch, errors = snapshots(target, ok, workers)
+    sparks, switch, errors = snapshots(target, ok, workers, nornir)
     if errors:
         facts = replace(facts, errors={**facts.errors, **errors})
     return plan_push(target.intent, facts, sparks, switch, hosts), sparks, switch
 
 
 def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
-           progress: Callable[[str], None]) -> dict[str, list[str]]:
-    """Problems per host after applying `plan` (empty: verified)."""
-    after, _, _ = current_plan(target, hosts, workers, progress)
+           progress: Callable[[str], None], nornir: Nornir | None = None
+           ) -> dict[str, list[str]]:
+    """Problems per host after applying `plan` (empty: verified), over `nornir`'s sessions."""
+    after, _, _ = current_plan(target, hosts, workers, progress, nornir)
     problems: dict[str, list[str]] = {h: [f"unreachable after apply: {why}"]
                                       for h, why in after.errors.items()}
     for host, sp in after.sparks.items():
@@ -69,7 +72,7 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
     in_run = set(plan.sparks)
     wants = {h: _pingable(target, h, in_run) for h in plan.sparks}
     results, errors = run_task(target, sorted(plan.sparks), verify_spark_push, workers,
-                               lambda h: {"wants": wants[h]})
+                               lambda h: {"wants": wants[h]}, nornir=nornir)
     for host, why in errors.items():
         problems.setdefault(host, []).append(f"verification failed to run: {why}")
     for host, found in results.items():

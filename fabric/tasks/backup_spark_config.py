@@ -1,56 +1,76 @@
-"""Nornir task: snapshot a Spark for push (netplan files, `ip -j addr/link/route`, tools)."""
+"""Nornir task: snapshot a Spark for push (netplan files, `ip -j addr/link/route`, ARP sysctls,
+tools, QoS) in one batched command over the host's Netmiko session."""
 
 from __future__ import annotations
 
 import base64
 import json
+import shlex
 from typing import Any
 
 from nornir.core.task import Result, Task
 
 from fabric.push.probe import SparkSnapshot
-from fabric.tasks.push_shell import sh, sh_ok
+from fabric.tasks.push_shell import sh_ok
+
+#: Sysctls of every netdev that push reads (and may set) under /proc/sys/net/ipv4/conf/<dev>/.
+ARP_KEYS = ("arp_ignore", "arp_announce")
 
 _SCRIPT = (
     'echo "@@SSH ${SSH_CONNECTION:-}"; '
     "for f in /etc/netplan/*.yaml; do [ -f \"$f\" ] && echo \"@@FILE $f $(base64 -w0 \"$f\")\"; "
     "done; "
     "echo \"@@TOOL netplan $(command -v netplan >/dev/null && echo yes || echo no)\"; "
-    "echo \"@@TOOL mlnx_qos $(command -v mlnx_qos >/dev/null && echo yes || echo no)\""
+    "echo \"@@TOOL mlnx_qos $(command -v mlnx_qos >/dev/null && echo yes || echo no)\"; "
+    "echo \"@@IP addr $(ip -j -d addr show)\"; "
+    "echo \"@@IP link $(ip -j -d link show)\"; "
+    "echo \"@@IP route $(ip -j route show table all)\"; "
+    "for d in /proc/sys/net/ipv4/conf/*/; do n=$(basename \"$d\"); "
+    "echo \"@@ARP $n $(cat \"$d/arp_ignore\" \"$d/arp_announce\" 2>/dev/null | tr '\\n' ' ')\"; "
+    "done"
 )
+
+
+def _qos_script(netdevs: tuple[str, ...]) -> str:
+    """`mlnx_qos -i` of each netdev, base64 per line (only where mlnx_qos exists)."""
+    return "".join(f"; if command -v mlnx_qos >/dev/null && o=$(mlnx_qos -i {shlex.quote(n)} "
+                   f"2>/dev/null); then echo \"@@QOS {n} $(printf %s \"$o\" | base64 -w0)\"; fi"
+                   for n in netdevs)
 
 
 def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = ()) -> Result:
     """Read (never change) what a push may touch on a Spark; result is a SparkSnapshot."""
-    head = sh_ok(task, _SCRIPT)
+    out = sh_ok(task, _SCRIPT + _qos_script(qos_netdevs) + "; true", timeout=60)
     netplan: dict[str, str] = {}
     tools: dict[str, bool] = {}
-    ssh_ip: str | None = None
-    for line in head.splitlines():
-        if line.startswith("@@SSH "):
-            parts = line.split()
-            ssh_ip = parts[3] if len(parts) >= 4 else None
-        elif line.startswith("@@FILE "):
-            _, path, *blob = line.split(" ", 2)
-            netplan[path] = base64.b64decode(blob[0] if blob else "").decode()
-        elif line.startswith("@@TOOL "):
-            _, tool, yes = line.split()
-            tools[tool] = yes == "yes"
+    ipj: dict[str, list[dict[str, Any]]] = {"addr": [], "link": [], "route": []}
+    arp: dict[str, dict[str, str]] = {}
     qos: dict[str, str] = {}
-    if tools.get("mlnx_qos"):
-        for netdev in qos_netdevs:
-            rc, out = sh(task, f"mlnx_qos -i {netdev}")
-            if rc == 0:
-                qos[netdev] = out
-    snap = SparkSnapshot(host=task.host.name, netplan=netplan, ip_addr=_ipj(task, "addr"),
-                         ip_link=_ipj(task, "link"), ip_route=_ipj(task, "route"),
+    ssh_ip: str | None = None
+    for line in out.splitlines():
+        tag, _, rest = line.rstrip("\r").partition(" ")
+        if tag == "@@SSH":
+            parts = rest.split()
+            ssh_ip = parts[2] if len(parts) >= 3 else None
+        elif tag == "@@FILE":
+            path, _, blob = rest.partition(" ")
+            netplan[path] = base64.b64decode(blob).decode()
+        elif tag == "@@TOOL":
+            tool, _, yes = rest.partition(" ")
+            tools[tool] = yes.strip() == "yes"
+        elif tag == "@@IP":
+            what, _, data = rest.partition(" ")
+            ipj[what] = list(json.loads(data or "[]"))
+        elif tag == "@@ARP":
+            name, *values = rest.split()
+            if len(values) == len(ARP_KEYS):
+                arp[name] = dict(zip(ARP_KEYS, values, strict=True))
+        elif tag == "@@QOS":
+            name, _, blob = rest.partition(" ")
+            qos[name] = base64.b64decode(blob).decode()
+    snap = SparkSnapshot(host=task.host.name, netplan=netplan, ip_addr=ipj["addr"],
+                         ip_link=ipj["link"], ip_route=ipj["route"],
                          has_netplan=tools.get("netplan", False),
                          has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
-                         qos=qos)
+                         qos=qos, arp=arp)
     return Result(host=task.host, result=snap, changed=False)
-
-
-def _ipj(task: Task, what: str) -> list[dict[str, Any]]:
-    data = json.loads(sh_ok(task, f"ip -j -d {what} show" if what != "route"
-                            else "ip -j route show table all") or "[]")
-    return list(data)

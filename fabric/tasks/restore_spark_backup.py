@@ -14,7 +14,8 @@ from fabric.tasks.push_shell import sh_ok, write_file
 
 def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, ...],
                          netplan_path: str) -> Result:
-    """Restore the netplan file and, for `netdevs`, MTU, IPv4 addresses and admin state."""
+    """Restore the netplan file and, for `netdevs`, MTU, IPv4 addresses, ARP sysctls and admin
+    state."""
     old = backup.netplan.get(netplan_path)
     if old is None:
         sh_ok(task, f"rm -f {shlex.quote(netplan_path)}")
@@ -25,7 +26,7 @@ def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, 
         link = backup.netdev(name)
         if link is None:
             continue
-        for cmd in restore_commands(link):
+        for cmd in [*restore_commands(link), *arp_restore(name, backup.arp.get(name, {}))]:
             sh_ok(task, cmd)
             done.append(cmd)
         if name in backup.qos:
@@ -47,6 +48,14 @@ def restore_commands(link: dict[str, Any]) -> list[str]:
     up = "UP" in link.get("flags", [])
     cmds.append(f"ip link set dev {dev} {'up' if up else 'down'}")
     return cmds
+
+
+def arp_restore(netdev: str, arp: dict[str, str]) -> list[str]:
+    """`sysctl` that puts one netdev's recorded ARP sysctls back (none recorded: nothing)."""
+    if not arp:
+        return []
+    return ["sysctl -qw " + " ".join(f"net.ipv4.conf.{netdev}.{k}={v}"
+                                     for k, v in sorted(arp.items()))]
 
 
 def _qos_restore(netdev: str, text: str) -> list[str]:

@@ -24,9 +24,13 @@ def test_fresh_lab_needs_every_change() -> None:
     sp = plan.sparks["spark01"]
     assert sp.commands == (
         "ip link set dev enp1s0f0np0 mtu 9000", "ip addr add 198.19.0.1/24 dev enp1s0f0np0",
-        "ip link set dev enP2p1s0f0np0 mtu 9000", "ip addr add 198.19.1.1/24 dev enP2p1s0f0np0")
+        "sysctl -qw net.ipv4.conf.enp1s0f0np0.arp_ignore=1 "
+        "net.ipv4.conf.enp1s0f0np0.arp_announce=2",
+        "ip link set dev enP2p1s0f0np0 mtu 9000", "ip addr add 198.19.1.1/24 dev enP2p1s0f0np0",
+        "sysctl -qw net.ipv4.conf.enP2p1s0f0np0.arp_ignore=1 "
+        "net.ipv4.conf.enP2p1s0f0np0.arp_announce=2")
     assert sp.netplan_old is None and "+        - 198.19.0.1/24" in sp.netplan_diff
-    assert sp.changes == 5
+    assert sp.changes == 7
     assert plan.switch is not None
     calls = [str(c) for c in plan.switch.calls]
     assert calls[0] == ("/interface/ethernet set qsfp56-dd-1-1 speed: 400G-baseCR8 -> "
@@ -35,7 +39,7 @@ def test_fresh_lab_needs_every_change() -> None:
     assert "/interface/bridge add name=bridge" in calls
     assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
             in calls)
-    assert plan.changes == 46
+    assert plan.changes == 54
 
 
 def test_configured_lab_needs_nothing() -> None:
@@ -103,7 +107,7 @@ def test_refuses_the_interface_the_session_rides_on() -> None:
 def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
     facts, sparks, _ = recorded("fresh")
     assert sparks["spark01"].connected_netdev() == "enP7s7"
-    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 5
+    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 7
 
 
 def test_switch_qos_skipped_below_7_15() -> None:
@@ -148,3 +152,18 @@ def test_no_facts_no_plan() -> None:
     plan = plan_push(lab_intent(), Facts(collected="", topology="star4"), {},
                      SwitchSnapshot("crs804", {}), ["spark01", "crs804"])
     assert plan.errors == {"spark01": "no facts", "crs804": "no switch facts"}
+
+
+def test_arp_policy_covers_the_twin_and_the_netdev_it_rides_on() -> None:
+    """Twins sharing a cable must not answer ARP for each other (ARP flux): both twins and the
+    netdev they are stacked on (the lab's hidden cable end) get arp_ignore=1, arp_announce=2."""
+    facts, sparks, _ = recorded("configured")
+    snap = sparks["spark01"]
+    arp = {**snap.arp, "cx7-p0": {"arp_ignore": "0", "arp_announce": "0"}}
+    links = [{"ifname": "enp1s0f0np0", "link": "cx7-p0"}, {"ifname": "enP2p1s0f0np0",
+                                                          "link": "cx7-p0"}]
+    plan = plan_spark(lab_intent(), facts.sparks["spark01"],
+                      replace(snap, arp=arp, ip_link=links))
+    assert plan.commands == ("sysctl -qw net.ipv4.conf.cx7-p0.arp_ignore=1 "
+                             "net.ipv4.conf.cx7-p0.arp_announce=2",)
+    assert plan.touched == ("cx7-p0", "enp1s0f0np0")

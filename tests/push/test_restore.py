@@ -17,3 +17,11 @@ def test_restore_commands_rebuild_mtu_addresses_and_admin_state() -> None:
         "ip addr add 10.0.0.1/24 dev enp1s0f0np0",
         "ip addr add 10.0.1.1/24 broadcast 10.0.1.255 dev enp1s0f0np0",
         "ip link set dev enp1s0f0np0 down"]
+
+
+def test_arp_restore_puts_recorded_sysctls_back() -> None:
+    from fabric.tasks.restore_spark_backup import arp_restore
+
+    assert arp_restore("cx7-p0", {"arp_ignore": "0", "arp_announce": "0"}) == [
+        "sysctl -qw net.ipv4.conf.cx7-p0.arp_announce=0 net.ipv4.conf.cx7-p0.arp_ignore=0"]
+    assert arp_restore("cx7-p0", {}) == []
