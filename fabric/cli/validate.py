@@ -3,10 +3,7 @@ files. Exit 0 passed, 1 a check failed or errored, 2 bad usage, 3 no host could 
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -26,31 +23,6 @@ HostsOpt = typer.Option(None, "--hosts", help="Comma-separated hosts: validate o
                         "the cables among them (a Spark's switch lane included).")
 DurationOpt = typer.Option(None, "--duration", min=0.5, help="Seconds per bandwidth test "
                            "(default: the link profile's bandwidth_test_s, in profiles.yaml).")
-
-#: --flag -> (module, function); writers take (report, path) or (report, intent, path).
-WRITERS: dict[str, tuple[str, str]] = {
-    "junit": ("fabric.report", "write_junit"),
-    "md": ("fabric.report", "write_markdown"),
-    "html": ("fabric.report", "write_html"),
-}
-
-
-def _writer(flag: str) -> Callable[..., Any]:
-    module, name = WRITERS[flag]
-    fn = getattr(importlib.import_module(module), name, None)
-    if fn is None:
-        raise InputError(f"--{flag}: this build has no {module}.{name} yet")
-    return fn  # type: ignore[no-any-return]
-
-
-def _default_report_path(lab: str | None) -> Path | None:
-    try:
-        gate = importlib.import_module("fabric.gate")
-    except ImportError:
-        return None
-    path: Path = gate.default_report_path(lab)
-    return path
-
 
 def _only(value: str | None) -> set[str] | None:
     if value is None:
@@ -72,16 +44,16 @@ def _hosts(value: str | None) -> list[str] | None:
 
 def _write_files(report: Report, intent: Intent, json_out: str | None, junit: Path | None,
                  html: Path | None, md: Path | None) -> None:
-    from fabric.report import write_json
+    from fabric.report import write_html, write_json, write_junit, write_markdown
 
     if json_out is not None:
         write_json(report, None if json_out == "-" else Path(json_out))
     if junit is not None:
-        _writer("junit")(report, junit)
+        write_junit(report, junit)
     if md is not None:
-        _writer("md")(report, md)
+        write_markdown(report, md)
     if html is not None:
-        _writer("html")(report, intent, html)
+        write_html(report, intent, html)
 
 
 def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
@@ -96,15 +68,13 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     unknown family lists the families), 3 when no host could be reached at all.
     """
     from fabric.cli import err_console
+    from fabric.gate import default_report_path
     from fabric.report import print_terminal, write_json
     from fabric.validate import host_scope, run_validation, selected_families
 
     selected = _only(only)
     selected_families(selected)  # unknown names: exit 2 before touching the network
     scoped = _hosts(hosts)
-    for flag, value in (("junit", junit), ("md", md), ("html", html)):
-        if value is not None:
-            _writer(flag)
     target = resolve_target(lab, inventory, topology)
     if scoped is not None:
         host_scope(target.intent, scoped)  # unknown hosts: exit 2, named
@@ -113,21 +83,22 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     with Progress(*columns, console=err_console, transient=False) as progress:
         report, facts = run_validation(target, selected, progress, duration_s=duration,
                                        say=progress.console.print, hosts=scoped)
-    if not facts.sparks and facts.switch is None:
-        why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
-        raise RunIncomplete(f"no host could be reached: {why}")
     print_terminal(report, err_console)
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
             f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow")
     _write_files(report, target.intent, json_out, junit, html, md)
-    default = _default_report_path(target.lab)
     if scoped is not None:
         err_console.print("--hosts: a partial validation; the report for `fabric gate` is "
                           "left as it was", style="dim")
-    elif default is not None:
+    else:
+        # Always replaced, also when nothing answered: an older pass must never open the gate.
+        default = default_report_path(target.lab)
         write_json(report, default)
         err_console.print(f"report saved for `fabric gate`: {default}", style="dim")
+    if not facts.sparks and facts.switch is None:
+        why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
+        raise RunIncomplete(f"no host could be reached: {why}")
     raise typer.Exit(exit_code(report))
 
 
