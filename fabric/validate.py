@@ -21,6 +21,7 @@ from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
 from fabric.probes.run import ProbeOptions, run_probes
+from fabric.redact import redact
 from fabric.report.model import CheckResult, Report
 from fabric.target import Target
 
@@ -103,5 +104,6 @@ def run_validation(target: Target, only: set[str] | None = None,
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,
                           families=families, schedule=facts.schedule,
                           facts_errors=facts.errors)
-    return report, facts
+    secrets = target.credentials.secrets()
+    return redact(report, secrets), redact(facts, secrets)
 

@@ -1,0 +1,35 @@
+"""Secrets never leave the process: replace them in any record (facts, reports) before it is
+printed or written. Applied once, at the boundary, instead of at every error site."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+MASK = "********"
+
+
+def redact(value: T, secrets: Iterable[str]) -> T:
+    """`value` with every secret string replaced by a mask (dataclasses, dicts, sequences)."""
+    found = [s for s in secrets if s]
+    return value if not found else _walk(value, found)
+
+
+def _walk(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: _walk(getattr(value, f.name), secrets)
+                   for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **changes)
+    if isinstance(value, dict):
+        return {_walk(k, secrets): _walk(v, secrets) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_walk(v, secrets) for v in value)
+    if isinstance(value, list):
+        return [_walk(v, secrets) for v in value]
+    return value
