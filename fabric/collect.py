@@ -145,7 +145,7 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
     started = datetime.now(UTC)
     agg: AggregatedResult = nr.run(task=collect_host_facts, intent=intent, rows=rows,
                                    close=nornir is None, name="collect_facts",
-                                   raise_on_error=False)
+                                   raise_on_error=False, on_failed=nornir is not None)
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None
     errors: dict[str, str] = {}

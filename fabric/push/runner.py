@@ -54,8 +54,9 @@ def run_task(target: Target, hosts: list[str], task: Callable[..., Any], workers
                 task_.host.close_connections()
 
     nr.data.dry_run = dry_run
+    # on_failed: a shared Nornir remembers hosts that failed verification; rollback must run.
     agg: AggregatedResult = nr.run(task=one, name=getattr(task, "__name__", "push"),
-                                   raise_on_error=False)
+                                   raise_on_error=False, on_failed=True)
     results: dict[str, Any] = {}
     errors: dict[str, str] = {}
     for host in hosts:

@@ -1,5 +1,7 @@
-"""`fabric push` end to end on a fresh lab star4: dry run, a verification failure that rolls
-back exactly, apply, validate, idempotence, `push rollback RUN_ID`, safety refusals."""
+"""`fabric push` end to end: on a fresh star4 the whole cycle (dry run, a verification failure
+that rolls back exactly, apply, validate, idempotence, `push rollback RUN_ID`, refusals); on a
+fresh ring4 and star8 (spark05-08 behind breakouts) dry run -> apply (one SSH login per Spark)
+-> validate -> 0 changes."""
 
 from __future__ import annotations
 
@@ -100,12 +102,12 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     r = fabric(state_dir, "push", "--lab", LAB)
     assert r.returncode == 0, r.stderr
     for host in SPARKS:
-        assert f"{host}: 5 changes" in r.stderr
+        assert f"{host}: 8 changes" in r.stderr
     assert "crs804 (RouterOS 7.19.4 (stable)): 26 changes" in r.stderr
     assert "$ ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
     assert "+++ /etc/netplan/40-fabric.yaml (intent)" in r.stderr
     assert "speed: 400G-baseCR8 -> 200G-baseCR4, auto-negotiation: yes -> no" in r.stderr
-    assert "dry run: 46 changes on 5 hosts" in r.stderr
+    assert "dry run: 58 changes on 5 hosts" in r.stderr
     assert snapshot(lab) == fresh, "a dry run changed something"
 
 
@@ -130,7 +132,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
 def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
     r = fabric(state_dir, "push", "--lab", LAB, "--apply")
     assert r.returncode == 0, r.stderr
-    assert "applied 46 changes" in r.stderr
+    assert "applied 58 changes" in r.stderr
     for n, host in enumerate(SPARKS, start=1):
         a = twin(lab, host, "enp1s0f0np0")
         b = twin(lab, host, "enP2p1s0f0np0")
@@ -183,7 +185,7 @@ def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
     r = fabric(state_dir, "push", "rollback", applied[0].name, "--lab", LAB)
     assert r.returncode == 0, r.stderr
     assert settled(lab) == fresh
-    assert "dry run: 46 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+    assert "dry run: 58 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
 
 
 def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
@@ -203,3 +205,51 @@ def test_locked_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
         r = fabric(state_dir, "push", "--lab", LAB, "--apply", "--hosts", "spark03")
     assert r.returncode == 3
     assert "spark03 is locked by push run held-by-test" in r.stderr
+
+
+CYCLE_CHECKS = "link,mtu,addr,route,cabling"
+
+
+@pytest.fixture(scope="module", params=["ring4", "star8"])
+def cycle_lab(request: pytest.FixtureRequest) -> Iterator[LabInfo]:
+    """One fresh lab per topology for this module (t-push-ring4, t-push-star8)."""
+    name = f"t-push-{request.param}"
+    builder.down(name)
+    info = builder.up(request.param, name)
+    try:
+        yield info
+    finally:
+        builder.down(name)
+
+
+def logins(lab: LabInfo) -> dict[str, int]:
+    """SSH logins so far per Spark, from the lab's sshd logs."""
+    logs = Path("/run/fabric/labs") / lab.name / "logs"
+    return {h: (logs / f"{h}.sshd.log").read_text().count("Accepted publickey")
+            for h in sorted(lab.hosts) if h.startswith("spark")}
+
+
+def test_fresh_lab_cycle(cycle_lab: LabInfo, state_dir: Path) -> None:
+    """Dry run shows changes and changes nothing; --apply configures and verifies over ONE SSH
+    session per Spark (facts, snapshot, apply and verify share it); validate passes; a second
+    --apply changes nothing."""
+    lab = cycle_lab.name
+    dry = fabric(state_dir, "push", "--lab", lab)
+    assert dry.returncode == 0, dry.stderr
+    m = re.search(r"dry run: (\d+) changes on (\d+) hosts", dry.stderr)
+    assert m and int(m.group(1)) > 0, dry.stderr
+    assert "$ sysctl -qw net.ipv4.conf.enp1s0f0np0.arp_ignore=1" in dry.stderr
+    if cycle_lab.switch is not None:  # star8: each breakout group bounces both of its Sparks
+        assert ("restarts every lane of qsfp56-dd-1 (mode 2x200G); it bounces: "
+                "spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)") in dry.stderr
+    before = logins(cycle_lab)
+    r = fabric(state_dir, "push", "--lab", lab, "--apply")
+    assert r.returncode == 0, r.stderr
+    assert f"applied {m.group(1)} changes" in r.stderr
+    after = logins(cycle_lab)
+    assert {h: after[h] - before[h] for h in after} == {h: 1 for h in after}
+    v = fabric(state_dir, "validate", "--lab", lab, "--only", CYCLE_CHECKS)
+    assert v.returncode == 0, v.stdout + v.stderr
+    again = fabric(state_dir, "push", "--lab", lab, "--apply")
+    assert again.returncode == 0, again.stderr
+    assert "0 changes" in again.stderr and "RUN_ID" not in again.stdout
