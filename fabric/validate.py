@@ -82,20 +82,22 @@ def run_validation(target: Target, only: set[str] | None = None,
     scope = None if hosts is None else host_scope(target.intent, hosts)
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    facts = collect_facts(target, hosts=None if scope is None else list(scope.collect),
-                          progress=progress)
+    wanted = None if scope is None else list(scope.collect)
     opts = ProbeOptions(ping=bool(PING_FAMILIES & set(families)),
                         bandwidth=bool(BANDWIDTH_FAMILIES & set(families)),
                         nccl=bool(NCCL_FAMILIES & set(families)),
                         duration_s=duration_s, rate=rate,
                         hosts=None if scope is None else scope.hosts)
-    if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
-        sparks = sorted(facts.sparks)
-        nr = make_nornir(target, sparks, workers=max(8, len(sparks)))
-        try:
-            facts = run_probes(nr, target.intent, facts, opts, progress, say)
-        finally:
-            nr.close_connections()
+    # One Nornir, so one SSH session per Spark serves the facts and every probe of the run.
+    nr = make_nornir(target, wanted, workers=max(8, target.intent.graph.number_of_nodes()))
+    try:
+        facts = collect_facts(target, hosts=wanted, progress=progress, nornir=nr)
+        if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
+            sparks = set(facts.sparks)
+            facts = run_probes(nr.filter(filter_func=lambda h: h.name in sparks),
+                               target.intent, facts, opts, progress, say)
+    finally:
+        nr.close_connections()
     results = validators.run_checks(target.intent, facts, only)
     if scope is not None:
         results = [r for r in results if scope.covers(r)]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import builder
+from fabric.lab import builder, registry
 
 pytestmark = pytest.mark.lab
 
@@ -162,6 +162,21 @@ def test_star_healthy_passes_and_skips_rdma(star_lab: str, tmp_path: Path) -> No
     assert sched["rounds"] == 2 and sched["rdma"].startswith("skipped: ")
     assert "lower bound" in err and {r["check"] for r in report["results"]} >= {
         "mtu.path", "bw.link"}
+
+
+def sshd_logins(lab: str) -> dict[str, int]:
+    """Accepted SSH logins so far per Spark, from the lab sshd logs."""
+    info = registry.load_lab(lab)
+    return {h: (info.dir / "logs" / f"{h}.sshd.log").read_text(errors="replace")
+            .count("Accepted publickey") for h, v in info.hosts.items() if v.role == "spark"}
+
+
+def test_one_ssh_session_per_spark_serves_facts_and_probes(star_lab: str,
+                                                           tmp_path: Path) -> None:
+    before = sshd_logins(star_lab)
+    assert_healthy(*validate(star_lab, tmp_path))  # facts, ping matrix and bandwidth rounds
+    after = sshd_logins(star_lab)
+    assert {h: after[h] - before[h] for h in after} == dict.fromkeys(after, 1)
 
 
 def test_star_five_runs_no_false_failure(star_lab: str, tmp_path: Path) -> None:
