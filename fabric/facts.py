@@ -77,6 +77,7 @@ class VersionFacts:
     nic_firmware: str | None = None
     nccl: str | None = None
     cuda_driver: str | None = None
+    cuda: str | None = None  # CUDA toolkit (runtime) version, where installed
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""version: kernel, NIC driver and firmware, NCCL and CUDA driver equal on every Spark."""
+"""version: kernel, NIC driver and firmware, NCCL, CUDA driver and toolkit equal on every Spark."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from validators.judge import Out, reference
 from validators.registry import check
 
 FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC firmware",
-          "nccl": "NCCL", "cuda_driver": "CUDA driver"}
+          "nccl": "NCCL", "cuda_driver": "CUDA driver", "cuda": "CUDA toolkit"}
 
 
 @check("version.consistent")

@@ -12,6 +12,7 @@ Decisions (what a section that cannot be used becomes):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -235,6 +236,7 @@ def _versions(rd: SectionReader, ethtool: dict[str, EthtoolFact],
         nic_firmware=nic.firmware if nic else None,
         nccl=_nccl(rd),
         cuda_driver=_cuda(rd),
+        cuda=_cuda_toolkit(rd),
     )
 
 
@@ -261,6 +263,26 @@ def _cuda(rd: SectionReader) -> str | None:
     if m := _PROC_DRIVER.search(out):
         return m.group(1)
     rd.notes[f"cuda_driver: unrecognised version text: {first[:80]}"] = None
+    return None
+
+
+_NVCC = re.compile(r"release\s+\d+\.\d+,\s+V(\d+(?:\.\d+)+)")
+
+
+def _cuda_toolkit(rd: SectionReader) -> str | None:
+    """CUDA toolkit version from /usr/local/cuda/version.json, or `nvcc --version`."""
+    out = rd.text("cuda_toolkit")
+    if not out:
+        return None
+    try:
+        version = json.loads(out)["cuda"]["version"]
+        if isinstance(version, str) and version:
+            return version
+    except (ValueError, KeyError, TypeError):
+        pass
+    if m := _NVCC.search(out):
+        return m.group(1)
+    rd.notes[f"cuda_toolkit: unrecognised version text: {out.splitlines()[0][:80]}"] = None
     return None
 
 

@@ -55,6 +55,10 @@ _CUDA = (
     "elif [ -r /proc/driver/nvidia/version ]; then cat /proc/driver/nvidia/version; "
     "else exit 127; fi"
 )
+_CUDA_TOOLKIT = (
+    "if [ -r /usr/local/cuda/version.json ]; then cat /usr/local/cuda/version.json; "
+    "elif command -v nvcc >/dev/null 2>&1; then nvcc --version; else exit 127; fi"
+)
 _IPTABLES = (
     "if [ \"$(id -u)\" = 0 ]; then iptables -S FORWARD; else sudo -n iptables -S FORWARD; fi"
 )
@@ -74,6 +78,7 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("lldpcli", "lldpcli -f json show neighbors", "lldpcli", "lldpcli"),
     SparkCommand("nccl", _NCCL, None, "nccl"),
     SparkCommand("cuda_driver", _CUDA, None, "nvidia driver"),
+    SparkCommand("cuda_toolkit", _CUDA_TOOLKIT, None, "cuda toolkit"),
     SparkCommand("chronyc_tracking", "chronyc tracking", "chronyc_tracking", "chronyc"),
     SparkCommand("timedatectl", "timedatectl show", None, "timedatectl"),
     SparkCommand("iptables_forward", _IPTABLES, "iptables_forward", "iptables"),

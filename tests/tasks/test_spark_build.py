@@ -97,3 +97,17 @@ def test_versions_from_dpkg_and_proc() -> None:
         "GCC version:  gcc version 13.3.0"), 0)
     facts = build_spark_facts("s", TWINS, sections, CMDS)
     assert (facts.versions.nccl, facts.versions.cuda_driver) == ("2.27.7-1+cuda13.0", "580.95.05")
+
+
+def test_cuda_toolkit_from_version_json_or_nvcc() -> None:
+    sections = dict(_hw())
+    sections["cuda_toolkit"] = Section("cuda_toolkit", (
+        '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "13.0.2"\n   }\n}'), 0)
+    assert build_spark_facts("s", TWINS, sections, CMDS).versions.cuda == "13.0.2"
+    sections["cuda_toolkit"] = Section("cuda_toolkit", (
+        "nvcc: NVIDIA (R) Cuda compiler driver\n"
+        "Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler"), 0)
+    assert build_spark_facts("s", TWINS, sections, CMDS).versions.cuda == "13.0.88"
+    sections["cuda_toolkit"] = Section("cuda_toolkit", "", 127)  # the script: `exit 127`
+    facts = build_spark_facts("s", TWINS, sections, CMDS)
+    assert facts.versions.cuda is None and "cuda toolkit" in facts.missing
