@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
+from fabric.probes.ping import IP_ICMP_HEADERS
 from validators.judge import Out, cabled_lanes, where
 from validators.registry import check
 
@@ -78,7 +79,7 @@ def _path(intent: Intent, pair: _Pair, fallback: str | None) -> tuple[str, ...]:
 @check("mtu.path")
 def check_path(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges DF pings at MTU-28 between twins sharing a subnet: local errors, black holes."""
-    jumbo = intent.mtu - 28
+    jumbo = intent.mtu - IP_ICMP_HEADERS
     if not facts.pings:
         out.skip("no DF ping probes in the facts (they run with `fabric validate`)",
                  expected=jumbo)
