@@ -1,26 +1,22 @@
-"""The launch environment a topology implies, and what changes between two topologies."""
+"""The launch environment a topology implies (as `fabric launch` renders it), and what changes
+between two topologies."""
 
 from __future__ import annotations
 
 from fabric.intent.model import Intent
+from fabric.launch.plan import build_plan
 from fabric.plan.model import EnvChange
 
 
 def launch_env(intent: Intent) -> dict[str, str]:
-    """NCCL/Gloo variables for this fabric: both twins of each used port; Ring on a ring."""
-    env: dict[str, str] = {}
+    """The NCCL/Gloo variables `fabric launch` sets for this fabric (rank 0 = first Spark),
+    plus the node count the launch flags carry (`--nnodes`)."""
     sparks = intent.sparks
     if not sparks:
-        return env
-    first = sparks[0]
-    mgmt = first.mgmt_interface or "enP7s7"
-    ifaces = sorted(intent.interfaces(first.name), key=lambda i: (i.port, i.twin))
-    env["NCCL_SOCKET_IFNAME"] = mgmt
-    env["GLOO_SOCKET_IFNAME"] = mgmt
-    env["NCCL_IB_HCA"] = ",".join(i.rdma for i in ifaces)
-    if intent.kind == "ring":
-        env["NCCL_ALGO"] = "Ring"
-    env["NNODES"] = str(len(sparks))
+        return {}
+    plan = build_plan(intent, entry=sparks[0].name)
+    env = {v.name: v.value for v in plan.env if v.value}
+    env["--nnodes"] = str(plan.world_size)
     return env
 
 
