@@ -136,7 +136,7 @@ def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         if sp.changes:
             backup.save_spark(directory, sparks[host])
             hosts[host] = {"role": "spark", "touched": list(sp.touched),
-                           "netplan_path": NETPLAN_PATH}
+                           "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files]}
     if plan.switch is not None and plan.switch.changes and switch is not None:
         got, errs = run_task(target, [plan.switch.host], backup_switch_config, 1,
                              lambda _h: {"export": True}, nornir=nr)

@@ -1,7 +1,8 @@
 """Run directories: the backup of every host a push changes, and the run's manifest.
 
 Layout (the state directory is $FABRIC_STATE_DIR, default ~/.local/state/fabric):
-`runs/<RUN_ID>/manifest.json`, `runs/<RUN_ID>/<host>/…` (Spark: `netplan/*.yaml`,
+`runs/<RUN_ID>/manifest.json`, `runs/<RUN_ID>/<host>/…` (Spark: `netplan/*.yaml`, the other
+managed files that existed under `files/<their path>` (e.g. `files/etc/sysctl.d/40-fabric.conf`),
 `ip-addr.json`, `ip-link.json`, `ip-route.json`, `snapshot.json`; switch: `routeros.json`,
 `export.rsc` or `export-error.txt`), `locks/<address>.lock`.
 """
@@ -46,10 +47,13 @@ def _dump(data: Any) -> str:
 
 
 def save_spark(directory: Path, snap: SparkSnapshot) -> None:
-    """The Spark's netplan files and `ip -j` snapshot, readable as plain files too."""
+    """The Spark's netplan and managed files and `ip -j` snapshot, readable as plain files too
+    (`snapshot.json` is what rollback reads)."""
     host = directory / snap.host
     for path, content in snap.netplan.items():
         _write(host / "netplan" / Path(path).name, content)
+    for path, content in snap.files.items():
+        _write(host / "files" / path.lstrip("/"), content)
     _write(host / "ip-addr.json", _dump(snap.ip_addr))
     _write(host / "ip-link.json", _dump(snap.ip_link))
     _write(host / "ip-route.json", _dump(snap.ip_route))

@@ -8,7 +8,15 @@ from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.push import render
-from fabric.push.model import ApiCall, Attr, NetdevWant, PushPlan, SparkPlan, SwitchPlanDiff
+from fabric.push.model import (
+    ApiCall,
+    Attr,
+    FileChange,
+    NetdevWant,
+    PushPlan,
+    SparkPlan,
+    SwitchPlanDiff,
+)
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 
 
@@ -38,15 +46,11 @@ def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
 
 
 def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkPlan:
-    """Netplan file diff plus the runtime commands that make the twins match the intent."""
+    """File diffs (netplan, sysctl.d) plus the runtime commands that make the twins match."""
     host = facts.host
     wants = render.spark_wants(intent, host)
-    new = render.render_netplan(intent, host)
-    old = snap.netplan.get(render.NETPLAN_PATH)
-    udiff = "" if old == new else "".join(difflib.unified_diff(
-        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
-        fromfile=f"{render.NETPLAN_PATH} (on {host})" if old is not None else "/dev/null",
-        tofile=f"{render.NETPLAN_PATH} (intent)"))
+    files = tuple(file_change(host, path, snap.file(path), new)
+                  for path, new in render.render_spark_files(intent, host).items())
     commands: list[str] = []
     touched: list[str] = []
     notes: list[str] = []
@@ -69,9 +73,17 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkP
     if not snap.has_mlnx_qos:
         notes.append("mlnx_qos not found: RoCE QoS (DSCP trust, PFC) skipped")
     check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
-    return SparkPlan(host=host, netplan_path=render.NETPLAN_PATH, netplan_old=old,
-                     netplan_new=new, netplan_diff=udiff, commands=tuple(commands),
-                     wants=wants, touched=tuple(touched), notes=tuple(notes))
+    return SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
+                     touched=tuple(touched), notes=tuple(notes))
+
+
+def file_change(host: str, path: str, old: str | None, new: str) -> FileChange:
+    """`path` on `host` from `old` (None: absent) to `new`, as a unified diff."""
+    udiff = "" if old == new else "".join(difflib.unified_diff(
+        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"{path} (on {host})" if old is not None else "/dev/null",
+        tofile=f"{path} (intent)"))
+    return FileChange(path, old, new, udiff, render.SPARK_FILES[path])
 
 
 def check_safe(host: str, touched: list[str], mgmt: str | None, connected: str | None) -> None:
@@ -127,7 +139,7 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
     assert sw is not None
     calls: list[ApiCall] = []
     touched: list[str] = []
-    warnings: list[str] = []
+    bounced: list[str] = []
     for want in render.lane_wants(intent):
         attrs = [Attr(k, old, v) for k, v in want.attrs.items()
                  if (old := _lane_value(facts, snap, want.name, k)) != v]
@@ -135,7 +147,7 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
             calls.append(ApiCall("/interface/ethernet", "set", want.name, tuple(attrs)))
             touched.append(want.name)
             if any(a.key in ("speed", "auto-negotiation", "fec-mode") for a in attrs):
-                warnings.append(_bounce_warning(intent, want.name))
+                bounced.append(want.name)
     if snap.connected_interface in (*touched, sw.bridge):
         raise PushRefused(f"{sw.host}: refusing to change {snap.connected_interface}: the "
                           "API session is connected through it")
@@ -158,7 +170,7 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
                      f"{_qos_min(intent)} (needs 7.15+, 7.17 recommended)")
     return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
                           touched_lanes=tuple(touched), bridge=sw.bridge,
-                          warnings=tuple(dict.fromkeys(warnings)), notes=tuple(notes))
+                          warnings=_bounce_warnings(intent, bounced), notes=tuple(notes))
 
 
 def _qos_min(intent: Intent) -> str:
@@ -211,11 +223,19 @@ def _discovery_calls(snap: SwitchSnapshot) -> list[ApiCall]:
                     (Attr("protocol", disc.get("protocol"), new),))]
 
 
-def _bounce_warning(intent: Intent, lane: str) -> str:
+def _bounce_warnings(intent: Intent, lanes: list[str]) -> tuple[str, ...]:
+    """One warning per port group with a lane whose link settings change: every lane of that
+    port restarts, so name the changed lanes and every node cabled to the group."""
     sw = intent.switch
     assert sw is not None
-    port = next(lp.port for lp in sw.lanes if lp.name == lane)
-    nodes = [f"{lp.cabled_to} ({lp.name})" for lp in sw.lanes
-             if lp.port == port and lp.cabled_to]
-    return (f"changing the breakout group of {lane} restarts every lane of {port} "
-            f"(mode {sw.port_modes[port]}); it bounces: {', '.join(nodes) or 'no node'}")
+    port_of = {lp.name: lp.port for lp in sw.lanes}
+    groups: dict[str, list[str]] = {}
+    for lane in lanes:
+        groups.setdefault(port_of[lane], []).append(lane)
+    out = []
+    for port, changed in groups.items():
+        nodes = [f"{lp.cabled_to} ({lp.name})" for lp in sw.lanes
+                 if lp.port == port and lp.cabled_to]
+        out.append(f"changing {', '.join(changed)} restarts every lane of {port} "
+                   f"(mode {sw.port_modes[port]}); it bounces: {', '.join(nodes) or 'no node'}")
+    return tuple(out)

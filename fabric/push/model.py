@@ -49,22 +49,37 @@ class ApiCall:
 
 
 @dataclass(frozen=True)
+class FileChange:
+    """One file push manages on a Spark: what is there, what the intent wants, the diff."""
+
+    path: str
+    old: str | None  # None: the file does not exist
+    new: str
+    diff: str  # unified diff, "" when the file is already right
+    mode: str  # octal mode it is written with
+
+
+@dataclass(frozen=True)
 class SparkPlan:
     """What `push` would change on one Spark."""
 
     host: str
-    netplan_path: str
-    netplan_old: str | None  # None: the file does not exist
-    netplan_new: str
-    netplan_diff: str  # unified diff, "" when the file is already right
-    commands: tuple[str, ...]  # runtime `ip` / `mlnx_qos` commands
+    files: tuple[FileChange, ...]  # netplan, sysctl.d (render.SPARK_FILES)
+    commands: tuple[str, ...]  # runtime `ip` / `sysctl` / `mlnx_qos` commands
     wants: tuple[NetdevWant, ...]
     touched: tuple[str, ...]  # netdevs the plan changes
     notes: tuple[str, ...] = ()
 
+    def file(self, path: str) -> FileChange:
+        return next(f for f in self.files if f.path == path)
+
+    @property
+    def changed_files(self) -> tuple[FileChange, ...]:
+        return tuple(f for f in self.files if f.diff)
+
     @property
     def changes(self) -> int:
-        return len(self.commands) + (1 if self.netplan_diff else 0)
+        return len(self.commands) + len(self.changed_files)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ SWITCH_PATHS = ("/interface/ethernet", "/interface/bridge", "/interface/bridge/p
 
 @dataclass(frozen=True)
 class SparkSnapshot:
-    """A Spark before (or after) a push: netplan files, `ip -j` output, tools, SSH address."""
+    """A Spark before (or after) a push: netplan and managed files, `ip -j` output, tools, SSH
+    address."""
 
     host: str
     netplan: dict[str, str]  # path -> content
@@ -25,6 +26,12 @@ class SparkSnapshot:
     ssh_server_ip: str | None  # the address this SSH session arrived on
     qos: dict[str, str] = field(default_factory=dict)  # netdev -> `mlnx_qos -i` text
     arp: dict[str, dict[str, str]] = field(default_factory=dict)  # netdev -> ARP sysctls
+    files: dict[str, str] = field(default_factory=dict)  # other managed files: path -> content
+    modes: dict[str, str] = field(default_factory=dict)  # path -> octal mode, files read
+
+    def file(self, path: str) -> str | None:
+        """Content of a managed file (netplan or other) as read; None: it did not exist."""
+        return self.netplan.get(path, self.files.get(path))
 
     def connected_netdev(self) -> str | None:
         """The netdev that carries the SSH session's server address (never to be touched)."""

@@ -12,6 +12,12 @@ from fabric.intent.platforms import switch_model
 from fabric.push.model import NetdevWant
 
 NETPLAN_PATH = "/etc/netplan/40-fabric.yaml"
+#: The fabric twins' ARP policy, persisted (applied at boot by systemd-sysctl / udev).
+SYSCTL_PATH = "/etc/sysctl.d/40-fabric.conf"
+#: Every file push manages on a Spark, in the order it shows and writes them, with its mode.
+SPARK_FILES = {NETPLAN_PATH: "600", SYSCTL_PATH: "644"}
+#: The managed files outside /etc/netplan (the snapshot reads every netplan file anyway).
+OTHER_FILES = tuple(p for p in SPARK_FILES if not p.startswith("/etc/netplan/"))
 #: RoCE lossless class on the Sparks (mlnx_qos): trust DSCP, PFC on this priority.
 ROCE_TRUST = "dscp"
 ROCE_PFC_PRIORITY = 3
@@ -24,9 +30,18 @@ ARP_POLICY = {"arp_ignore": "1", "arp_announce": "2"}
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("fabric.push", "templates"),
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                              undefined=jinja2.StrictUndefined, autoescape=False)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("fabric.push", "templates"),
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["sysctl_key"] = sysctl_key
+    return env
+
+
+def sysctl_key(netdev: str, key: str) -> str:
+    """`net.ipv4.conf.<netdev>.<key>`; in the slash form when the name has a dot (a VLAN)."""
+    if "." in netdev:
+        return f"net/ipv4/conf/{netdev}/{key}"
+    return f"net.ipv4.conf.{netdev}.{key}"
 
 
 def spark_wants(intent: Intent, host: str) -> tuple[NetdevWant, ...]:
@@ -57,6 +72,19 @@ def render_netplan(intent: Intent, host: str) -> str:
     wants = [w for w in spark_wants(intent, host) if w.netdev != mgmt]
     return _env().get_template("netplan.yaml.j2").render(
         path=NETPLAN_PATH, topology=intent.name, mgmt=mgmt, wants=wants)
+
+
+def render_sysctl(intent: Intent, host: str) -> str:
+    """The sysctl.d file of `host`: ARP_POLICY for each fabric twin, never the management one."""
+    mgmt = intent.hosts[host].mgmt_interface or "enP7s7"
+    wants = [w for w in spark_wants(intent, host) if w.netdev != mgmt]
+    return _env().get_template("sysctl.conf.j2").render(
+        path=SYSCTL_PATH, topology=intent.name, mgmt=mgmt, wants=wants, policy=ARP_POLICY)
+
+
+def render_spark_files(intent: Intent, host: str) -> dict[str, str]:
+    """Path -> desired content of every file push manages on `host` (SPARK_FILES order)."""
+    return {NETPLAN_PATH: render_netplan(intent, host), SYSCTL_PATH: render_sysctl(intent, host)}
 
 
 @dataclass(frozen=True)

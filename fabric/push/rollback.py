@@ -27,7 +27,7 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
         snaps = {h: backup.load_spark(directory, h) for h in sparks}
         got, errs = run_task(target, sparks, restore_spark_backup, workers, lambda h: {
             "backup": snaps[h], "netdevs": tuple(hosts[h].get("touched", ())),
-            "netplan_path": hosts[h].get("netplan_path", NETPLAN_PATH)}, nornir=nornir)
+            "files": _files(hosts[h])}, nornir=nornir)
         done |= got
         errors |= errs
     if switches:
@@ -38,3 +38,8 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
         done |= got
         errors |= errs
     return done, errors
+
+
+def _files(entry: dict[str, Any]) -> tuple[str, ...]:
+    """The files a run manages on a Spark (a run from before sysctl.d: its netplan file)."""
+    return tuple(entry.get("files") or [entry.get("netplan_path", NETPLAN_PATH)])

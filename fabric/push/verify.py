@@ -11,6 +11,7 @@ from fabric.collect import collect_facts
 from fabric.push.diff import plan_push
 from fabric.push.model import NetdevWant, PushPlan
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.render import OTHER_FILES
 from fabric.push.runner import run_task
 from fabric.target import Target
 from fabric.tasks.backup_spark_config import backup_spark_config
@@ -26,7 +27,8 @@ def snapshots(target: Target, hosts: list[str], workers: int, nornir: Nornir | N
     sparks = [h for h in hosts if h != switch]
     qos = {h: tuple(w.netdev for w in _wants(target, h)) for h in sparks}
     got, errors = run_task(target, sparks, backup_spark_config, workers,
-                           lambda h: {"qos_netdevs": qos[h]}, nornir=nornir)
+                           lambda h: {"qos_netdevs": qos[h], "files": OTHER_FILES},
+                           nornir=nornir)
     snap: SwitchSnapshot | None = None
     if switch in hosts and switch is not None:
         sw, sw_err = run_task(target, [switch], backup_switch_config, 1, nornir=nornir)
@@ -63,8 +65,9 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
                                       for h, why in after.errors.items()}
     for host, sp in after.sparks.items():
         if sp.changes:
+            left = [f"write {f.path}" for f in sp.changed_files] + list(sp.commands)
             problems.setdefault(host, []).append(
-                f"{sp.changes} planned changes did not stick: {'; '.join(sp.commands)}")
+                f"{sp.changes} planned changes did not stick: {'; '.join(left)}")
     if after.switch is not None and after.switch.changes:
         problems.setdefault(after.switch.host, []).append(
             "planned changes did not stick: " + "; ".join(str(c) for c in after.switch.calls))

@@ -1,39 +1,52 @@
-"""Nornir task: make a Spark's fabric twins match its push plan (netplan file + runtime)."""
+"""Nornir task: make a Spark's fabric twins match its push plan (files + runtime)."""
 
 from __future__ import annotations
 
 from nornir.core.task import Result, Task
 
 from fabric.push.model import SparkPlan
-from fabric.tasks.push_shell import sh_ok, write_file
+from fabric.push.render import NETPLAN_PATH
+from fabric.tasks.push_shell import RemoteCommandFailed, sh_steps, write_command
 
 
 def apply_spark_config(task: Task, plan: SparkPlan, has_netplan: bool) -> Result:
-    """Write /etc/netplan/40-fabric.yaml and apply the planned runtime changes.
+    """Write the changed managed files (netplan, sysctl.d) and apply the planned runtime
+    changes, in ONE command that stops at the first failure.
 
     Runtime: `netplan apply` where netplan exists, else the plan's `ip` commands (the lab);
-    `mlnx_qos` commands either way. Dry run: report the plan, change nothing.
+    `sysctl` and `mlnx_qos` commands either way. Dry run: report the plan, change nothing.
     """
     diff = plan_text(plan)
     if task.is_dry_run() or plan.changes == 0:
         return Result(host=task.host, result=diff, changed=plan.changes > 0, diff=diff)
-    if plan.netplan_diff:
-        write_file(task, plan.netplan_path, plan.netplan_new)
-    ip_cmds = [c for c in plan.commands if c.startswith("ip ")]
-    other = [c for c in plan.commands if not c.startswith("ip ")]
-    if has_netplan:
-        if plan.netplan_diff or ip_cmds:
-            sh_ok(task, "netplan generate && netplan apply", timeout=120)
-    else:
-        for cmd in ip_cmds:
-            sh_ok(task, cmd)
-    for cmd in other:
-        sh_ok(task, cmd)
+    labels, steps = apply_steps(plan, has_netplan)
+    ran = sh_steps(task, steps, stop_on_error=True, timeout=180)
+    for label, (rc, out) in zip(labels, ran, strict=False):
+        if rc != 0:
+            raise RemoteCommandFailed(f"{task.host.name}: apply: `{label}` exited {rc}: "
+                                      f"{out[-500:]}")
+    if len(ran) != len(steps):
+        raise RemoteCommandFailed(f"{task.host.name}: apply: only {len(ran)} of {len(steps)} "
+                                  "steps reported back")
     return Result(host=task.host, result=diff, changed=True, diff=diff)
 
 
+def apply_steps(plan: SparkPlan, has_netplan: bool) -> tuple[list[str], list[str]]:
+    """(what each step does, the shell step), in order: changed files, then the runtime
+    (`netplan apply`, or the `ip` commands without netplan), then `sysctl`/`mlnx_qos`."""
+    labels = [f"write {f.path}" for f in plan.changed_files]
+    steps = [write_command(f.path, f.new, f.mode) for f in plan.changed_files]
+    ip_cmds = [c for c in plan.commands if c.startswith("ip ")]
+    runtime = ip_cmds
+    if has_netplan:
+        changed = bool(plan.file(NETPLAN_PATH).diff or ip_cmds)
+        runtime = ["netplan generate && netplan apply"] if changed else []
+    runtime += [c for c in plan.commands if not c.startswith("ip ")]
+    return labels + runtime, steps + runtime
+
+
 def plan_text(plan: SparkPlan) -> str:
-    """The plan as a reviewer reads it: netplan unified diff, then the commands."""
-    lines = [plan.netplan_diff.rstrip("\n")] if plan.netplan_diff else []
+    """The plan as a reviewer reads it: each file's unified diff, then the commands."""
+    lines = [f.diff.rstrip("\n") for f in plan.changed_files]
     lines += [f"$ {c}" for c in plan.commands]
     return "\n".join(lines)

@@ -1,5 +1,6 @@
-"""Nornir task: snapshot a Spark for push (netplan files, `ip -j addr/link/route`, ARP sysctls,
-tools, QoS) in one batched command over the host's Netmiko session."""
+"""Nornir task: snapshot a Spark for push (netplan and other managed files, `ip -j
+addr/link/route`, ARP sysctls, tools, QoS) in one batched command over the host's Netmiko
+session."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ ARP_KEYS = ("arp_ignore", "arp_announce")
 
 _SCRIPT = (
     'echo "@@SSH ${SSH_CONNECTION:-}"; '
-    "for f in /etc/netplan/*.yaml; do [ -f \"$f\" ] && echo \"@@FILE $f $(base64 -w0 \"$f\")\"; "
-    "done; "
+    "for f in /etc/netplan/*.yaml; do [ -f \"$f\" ] && "
+    "echo \"@@FILE $f $(stat -c %a \"$f\") $(base64 -w0 \"$f\")\"; done; "
     "echo \"@@TOOL netplan $(command -v netplan >/dev/null && echo yes || echo no)\"; "
     "echo \"@@TOOL mlnx_qos $(command -v mlnx_qos >/dev/null && echo yes || echo no)\"; "
     "echo \"@@IP addr $(ip -j -d addr show)\"; "
@@ -38,10 +39,21 @@ def _qos_script(netdevs: tuple[str, ...]) -> str:
                    for n in netdevs)
 
 
-def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = ()) -> Result:
-    """Read (never change) what a push may touch on a Spark; result is a SparkSnapshot."""
-    out = sh_ok(task, _SCRIPT + _qos_script(qos_netdevs) + "; true", timeout=60)
+def _files_script(paths: tuple[str, ...]) -> str:
+    """Each of `paths` that exists: its mode and content (base64), as `@@XFILE` lines."""
+    return "".join(f"; f={shlex.quote(p)}; [ -f \"$f\" ] && echo \"@@XFILE $f "
+                   f"$(stat -c %a \"$f\") $(base64 -w0 \"$f\")\"" for p in paths)
+
+
+def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
+                        files: tuple[str, ...] = ()) -> Result:
+    """Read (never change) what a push may touch on a Spark, `files` (paths outside
+    /etc/netplan) included; result is a SparkSnapshot (a file it lacks did not exist)."""
+    out = sh_ok(task, _SCRIPT + _qos_script(qos_netdevs) + _files_script(files) + "; true",
+                timeout=60)
     netplan: dict[str, str] = {}
+    other: dict[str, str] = {}
+    modes: dict[str, str] = {}
     tools: dict[str, bool] = {}
     ipj: dict[str, list[dict[str, Any]]] = {"addr": [], "link": [], "route": []}
     arp: dict[str, dict[str, str]] = {}
@@ -52,9 +64,10 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = ()) -> Result
         if tag == "@@SSH":
             parts = rest.split()
             ssh_ip = parts[2] if len(parts) >= 3 else None
-        elif tag == "@@FILE":
-            path, _, blob = rest.partition(" ")
-            netplan[path] = base64.b64decode(blob).decode()
+        elif tag in ("@@FILE", "@@XFILE"):
+            path, mode, blob = [*rest.split(" ", 2), "", ""][:3]
+            (netplan if tag == "@@FILE" else other)[path] = base64.b64decode(blob).decode()
+            modes[path] = mode
         elif tag == "@@TOOL":
             tool, _, yes = rest.partition(" ")
             tools[tool] = yes.strip() == "yes"
@@ -72,5 +85,5 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = ()) -> Result
                          ip_link=ipj["link"], ip_route=ipj["route"],
                          has_netplan=tools.get("netplan", False),
                          has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
-                         qos=qos, arp=arp)
+                         qos=qos, arp=arp, files=other, modes=modes)
     return Result(host=task.host, result=snap, changed=False)

@@ -42,12 +42,40 @@ def sh_ok(task: Task, command: str, timeout: float = 30.0) -> str:
     return out
 
 
-def write_file(task: Task, path: str, content: str, mode: str = "600") -> None:
-    """Write `content` to `path` atomically (temp file + mv), base64 over the wire."""
+def write_command(path: str, content: str, mode: str = "600") -> str:
+    """A command that writes `content` to `path` atomically (temp file + mv), base64 inside."""
     blob = base64.b64encode(content.encode()).decode()
     tmp = shlex.quote(path + ".fabric-tmp")
-    sh_ok(task, f"printf %s {blob} | base64 -d > {tmp} && chmod {mode} {tmp} && "
-                f"mv -f {tmp} {shlex.quote(path)}")
+    folder = shlex.quote(path.rsplit("/", 1)[0] or "/")
+    return (f"mkdir -p {folder} && printf %s {blob} | base64 -d > {tmp} && chmod {mode} {tmp} "
+            f"&& mv -f {tmp} {shlex.quote(path)}")
+
+
+def write_file(task: Task, path: str, content: str, mode: str = "600") -> None:
+    """Write `content` to `path` atomically (temp file + mv), base64 over the wire."""
+    sh_ok(task, write_command(path, content, mode))
+
+
+def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
+             timeout: float = 60.0) -> list[tuple[int, str]]:
+    """Run `steps` in order as ONE command (one round trip); (exit status, output) of each.
+
+    Every step runs unless `stop_on_error`, where the first failure ends the batch (the steps
+    after it are missing from the answer). Runs in a subshell: nothing leaks into the session.
+    """
+    if not steps:
+        return []
+    tag = secrets.token_hex(4)
+    stop = "[ $r -eq 0 ] || exit 0; " if stop_on_error else ""
+    body = "".join(f"o=$({{ {cmd}; }} 2>&1); r=$?; "
+                   f"echo \"@@S-{tag} {n} $r $(printf %s \"$o\" | base64 -w0)\"; {stop}"
+                   for n, cmd in enumerate(steps))
+    out = sh_ok(task, f"( {body})", timeout=timeout)
+    got: dict[int, tuple[int, str]] = {}
+    for m in re.finditer(rf"^@@S-{tag} (\d+) (\d+) ?(\S*)\s*$", out, re.MULTILINE):
+        got[int(m.group(1))] = (int(m.group(2)), base64.b64decode(m.group(3)).decode(
+            errors="replace"))
+    return [got[n] for n in range(len(steps)) if n in got]
 
 
 def routeros(task: Task) -> Any:

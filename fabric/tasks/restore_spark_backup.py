@@ -9,31 +9,53 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from fabric.push.probe import SparkSnapshot
-from fabric.tasks.push_shell import sh_ok, write_file
+from fabric.push.render import SPARK_FILES
+from fabric.tasks.push_shell import RemoteCommandFailed, sh_steps, write_command
 
 
 def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, ...],
-                         netplan_path: str) -> Result:
-    """Restore the netplan file and, for `netdevs`, MTU, IPv4 addresses, ARP sysctls and admin
-    state."""
-    old = backup.netplan.get(netplan_path)
-    if old is None:
-        sh_ok(task, f"rm -f {shlex.quote(netplan_path)}")
-    else:
-        write_file(task, netplan_path, old)
-    done: list[str] = []
+                         files: tuple[str, ...]) -> Result:
+    """Restore `files` (content and mode; one that did not exist is removed) and, for
+    `netdevs`, MTU, IPv4 addresses, ARP sysctls, admin state and QoS, in ONE command.
+
+    Every step runs even if one fails (a rollback puts back all it can); then the task raises
+    RemoteCommandFailed naming the failed steps.
+    """
+    labels, steps = restore_steps(backup, netdevs, files)
+    ran = sh_steps(task, steps, timeout=60 + 5 * len(steps))
+    failed = [f"`{label}` exited {rc}: {out[-300:]}"
+              for label, (rc, out) in zip(labels, ran, strict=False) if rc != 0]
+    if len(ran) != len(steps):
+        failed.append(f"only {len(ran)} of {len(steps)} restore steps reported back")
+    if failed:
+        raise RemoteCommandFailed(f"{task.host.name}: restore: {'; '.join(failed)}")
+    return Result(host=task.host, result=labels, changed=True, diff="\n".join(labels))
+
+
+def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[str, ...]
+                  ) -> tuple[list[str], list[str]]:
+    """(what each step does, the shell step): files first, then each netdev's state."""
+    labels: list[str] = []
+    steps: list[str] = []
+    for path in files:
+        old = backup.file(path)
+        if old is None:
+            labels.append(f"rm -f {path}")
+            steps.append(f"rm -f {shlex.quote(path)}")
+        else:
+            mode = backup.modes.get(path) or SPARK_FILES.get(path, "600")
+            labels.append(f"restore {path} (mode {mode})")
+            steps.append(write_command(path, old, mode))
     for name in netdevs:
         link = backup.netdev(name)
         if link is None:
             continue
-        for cmd in [*restore_commands(link), *arp_restore(name, backup.arp.get(name, {}))]:
-            sh_ok(task, cmd)
-            done.append(cmd)
+        cmds = [*restore_commands(link), *arp_restore(name, backup.arp.get(name, {}))]
         if name in backup.qos:
-            for cmd in _qos_restore(name, backup.qos[name]):
-                sh_ok(task, cmd)
-                done.append(cmd)
-    return Result(host=task.host, result=done, changed=True, diff="\n".join(done))
+            cmds += _qos_restore(name, backup.qos[name])
+        labels += cmds
+        steps += cmds
+    return labels, steps
 
 
 def restore_commands(link: dict[str, Any]) -> list[str]:

@@ -1,7 +1,8 @@
 """`fabric push` end to end: on a fresh star4 the whole cycle (dry run, a verification failure
 that rolls back exactly, apply, validate, idempotence, `push rollback RUN_ID`, refusals); on a
 fresh ring4 and star8 (spark05-08 behind breakouts) dry run -> apply (one SSH login per Spark)
--> validate -> 0 changes."""
+-> validate -> 0 changes. The persisted ARP policy (/etc/sysctl.d/40-fabric.conf) lands in each
+host's private /etc and a rollback removes it again."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import pytest
 from fabric.lab import builder
 from fabric.lab.hostenv import host_path
 from fabric.lab.registry import LabInfo
+from fabric.push.render import SYSCTL_PATH
+from tests.lab.conftest import in_host
 
 pytestmark = pytest.mark.lab
 
@@ -91,6 +94,12 @@ def twin(lab: LabInfo, host: str, netdev: str) -> dict[str, Any]:
     return data[0]
 
 
+def sysctl_file(lab: LabInfo, host: str) -> str | None:
+    """The host's /etc/sysctl.d/40-fabric.conf as the host sees it (None: there is none)."""
+    out = in_host(lab, host, "sh", "-c", f"cat {SYSCTL_PATH} 2>/dev/null || echo @@ABSENT")
+    return None if out == "@@ABSENT\n" else out
+
+
 def run_id(stdout: str) -> str:
     m = re.search(r"^RUN_ID (\S+)$", stdout, re.MULTILINE)
     assert m, stdout
@@ -102,13 +111,16 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     r = fabric(state_dir, "push", "--lab", LAB)
     assert r.returncode == 0, r.stderr
     for host in SPARKS:
-        assert f"{host}: 8 changes" in r.stderr
+        assert f"{host}: 9 changes" in r.stderr
     assert "crs804 (RouterOS 7.19.4 (stable)): 26 changes" in r.stderr
     assert "$ ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
     assert "+++ /etc/netplan/40-fabric.yaml (intent)" in r.stderr
+    assert f"+++ {SYSCTL_PATH} (intent)" in r.stderr
+    assert "+net.ipv4.conf.enp1s0f0np0.arp_ignore = 1" in r.stderr
     assert "speed: 400G-baseCR8 -> 200G-baseCR4, auto-negotiation: yes -> no" in r.stderr
-    assert "dry run: 58 changes on 5 hosts" in r.stderr
+    assert "dry run: 62 changes on 5 hosts" in r.stderr
     assert snapshot(lab) == fresh, "a dry run changed something"
+    assert all(sysctl_file(lab, h) is None for h in SPARKS)
 
 
 def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
@@ -121,6 +133,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
         assert "verification failed on spark02: enp1s0f0np0: link not up" in r.stderr
         assert "rolled back: crs804, spark01, spark02, spark03, spark04" in r.stderr
         assert snapshot(lab) == before
+        assert all(sysctl_file(lab, h) is None for h in SPARKS), "rollback left sysctl.d"
         manifest = json.loads((state_dir / "runs" / run_id(r.stdout) / "manifest.json")
                               .read_text())
         assert manifest["status"] == "rolled-back"
@@ -132,7 +145,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
 def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
     r = fabric(state_dir, "push", "--lab", LAB, "--apply")
     assert r.returncode == 0, r.stderr
-    assert "applied 58 changes" in r.stderr
+    assert "applied 62 changes" in r.stderr
     for n, host in enumerate(SPARKS, start=1):
         a = twin(lab, host, "enp1s0f0np0")
         b = twin(lab, host, "enP2p1s0f0np0")
@@ -143,6 +156,11 @@ def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> Non
         netplan = host_path(lab.hosts[host].pids["holder"], "/etc/netplan/40-fabric.yaml")
         assert f"- 198.19.0.{n}/24" in netplan.read_text()
         assert twin(lab, host, "enP7s7")["mtu"] == 1500  # management untouched
+        persisted = sysctl_file(lab, host)  # in the host's private (overlay) /etc
+        assert persisted is not None and "net.ipv4.conf.enP2p1s0f0np0.arp_announce = 2" \
+            in persisted and "enP7s7." not in persisted
+        assert in_host(lab, host, "stat", "-c", "%a", SYSCTL_PATH).strip() == "644"
+    assert not Path(SYSCTL_PATH).exists(), "push wrote the machine's own /etc"
     state = json.loads((lab.dir / "switch-state.json").read_text())
     lanes = {x["name"]: x for x in state["lanes"]}
     for n in range(1, 5):
@@ -185,7 +203,8 @@ def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
     r = fabric(state_dir, "push", "rollback", applied[0].name, "--lab", LAB)
     assert r.returncode == 0, r.stderr
     assert settled(lab) == fresh
-    assert "dry run: 58 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+    assert all(sysctl_file(lab, h) is None for h in SPARKS), "rollback left sysctl.d"
+    assert "dry run: 62 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
 
 
 def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
@@ -239,15 +258,20 @@ def test_fresh_lab_cycle(cycle_lab: LabInfo, state_dir: Path) -> None:
     m = re.search(r"dry run: (\d+) changes on (\d+) hosts", dry.stderr)
     assert m and int(m.group(1)) > 0, dry.stderr
     assert "$ sysctl -qw net.ipv4.conf.enp1s0f0np0.arp_ignore=1" in dry.stderr
+    assert f"+++ {SYSCTL_PATH} (intent)" in dry.stderr
     if cycle_lab.switch is not None:  # star8: each breakout group bounces both of its Sparks
-        assert ("restarts every lane of qsfp56-dd-1 (mode 2x200G); it bounces: "
-                "spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)") in dry.stderr
+        assert ("changing qsfp56-dd-1-1, qsfp56-dd-1-5 restarts every lane of qsfp56-dd-1 "
+                "(mode 2x200G); it bounces: spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)"
+                ) in dry.stderr
+        for port in range(1, 5):  # one warning per port group, not one per lane
+            assert dry.stderr.count(f"restarts every lane of qsfp56-dd-{port} ") == 1
     before = logins(cycle_lab)
     r = fabric(state_dir, "push", "--lab", lab, "--apply")
     assert r.returncode == 0, r.stderr
     assert f"applied {m.group(1)} changes" in r.stderr
     after = logins(cycle_lab)
     assert {h: after[h] - before[h] for h in after} == {h: 1 for h in after}
+    assert all(sysctl_file(cycle_lab, h) is not None for h in after)
     v = fabric(state_dir, "validate", "--lab", lab, "--only", CYCLE_CHECKS)
     assert v.returncode == 0, v.stdout + v.stderr
     again = fabric(state_dir, "push", "--lab", lab, "--apply")

@@ -10,6 +10,7 @@ from fabric.facts import Facts
 from fabric.intent.build import load_intent
 from fabric.push.diff import PushRefused, check_safe, plan_push, plan_spark, plan_switch
 from fabric.push.probe import SwitchSnapshot
+from fabric.push.render import NETPLAN_PATH, SYSCTL_PATH
 
 from .helpers import lab_intent, recorded
 
@@ -29,8 +30,12 @@ def test_fresh_lab_needs_every_change() -> None:
         "ip link set dev enP2p1s0f0np0 mtu 9000", "ip addr add 198.19.1.1/24 dev enP2p1s0f0np0",
         "sysctl -qw net.ipv4.conf.enP2p1s0f0np0.arp_ignore=1 "
         "net.ipv4.conf.enP2p1s0f0np0.arp_announce=2")
-    assert sp.netplan_old is None and "+        - 198.19.0.1/24" in sp.netplan_diff
-    assert sp.changes == 7
+    netplan, sysctl = sp.file(NETPLAN_PATH), sp.file(SYSCTL_PATH)
+    assert netplan.old is None and "+        - 198.19.0.1/24" in netplan.diff
+    assert sysctl.old is None and sysctl.diff.startswith(
+        f"--- /dev/null\n+++ {SYSCTL_PATH} (intent)\n")
+    assert "+net.ipv4.conf.enP2p1s0f0np0.arp_announce = 2\n" in sysctl.diff
+    assert sp.changes == 8
     assert plan.switch is not None
     calls = [str(c) for c in plan.switch.calls]
     assert calls[0] == ("/interface/ethernet set qsfp56-dd-1-1 speed: 400G-baseCR8 -> "
@@ -39,7 +44,7 @@ def test_fresh_lab_needs_every_change() -> None:
     assert "/interface/bridge add name=bridge" in calls
     assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
             in calls)
-    assert plan.changes == 54
+    assert plan.changes == 58
 
 
 def test_configured_lab_needs_nothing() -> None:
@@ -63,13 +68,13 @@ def test_partially_configured_lab_needs_only_the_drift() -> None:
     assert plan.sparks["spark02"].commands == (
         "ip link set dev enp1s0f0np0 mtu 9000", "ip link set dev enp1s0f0np0 up",
         "ip addr del 198.19.0.99/24 dev enp1s0f0np0", "ip addr add 198.19.0.2/24 dev enp1s0f0np0")
-    assert plan.sparks["spark02"].netplan_diff == ""
+    assert plan.sparks["spark02"].changed_files == ()
     assert plan.sparks["spark02"].touched == ("enp1s0f0np0",)
     assert plan.switch is not None
     assert [str(c) for c in plan.switch.calls] == [
         "/interface/ethernet set qsfp56-dd-3-1 auto-negotiation: yes -> no"]
     assert plan.switch.warnings == (
-        "changing the breakout group of qsfp56-dd-3-1 restarts every lane of qsfp56-dd-3 "
+        "changing qsfp56-dd-3-1 restarts every lane of qsfp56-dd-3 "
         "(mode 1x200G); it bounces: spark03 (qsfp56-dd-3-1)",)
     assert plan.hosts_with_changes() == ["spark02", "crs804"]
 
@@ -107,7 +112,7 @@ def test_refuses_the_interface_the_session_rides_on() -> None:
 def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
     facts, sparks, _ = recorded("fresh")
     assert sparks["spark01"].connected_netdev() == "enP7s7"
-    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 7
+    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 8
 
 
 def test_switch_qos_skipped_below_7_15() -> None:
@@ -130,14 +135,17 @@ def test_lldp_is_added_to_the_protocols_there() -> None:
         "/ip/neighbor/discovery-settings set protocol: cdp,mndp -> cdp,mndp,lldp"]
 
 
-def test_breakout_warning_lists_every_node_of_the_port() -> None:
+def test_breakout_warning_once_per_port_group_listing_its_nodes() -> None:
     intent = load_intent("star8")
     facts, _, switch = recorded("fresh")
     assert facts.switch is not None
     plan = plan_switch(intent, facts.switch, switch)
-    assert ("changing the breakout group of qsfp56-dd-1-1 restarts every lane of qsfp56-dd-1 "
-            "(mode 2x200G); it bounces: spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)"
-            ) in plan.warnings
+    assert len(plan.warnings) == 4  # four 2x200G groups, two Sparks each: one warning each
+    assert plan.warnings[0] == (
+        "changing qsfp56-dd-1-1, qsfp56-dd-1-5 restarts every lane of qsfp56-dd-1 "
+        "(mode 2x200G); it bounces: spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)")
+    for n, warning in enumerate(plan.warnings, start=1):
+        assert warning.count(f"restarts every lane of qsfp56-dd-{n} ") == 1
 
 
 def test_unused_lanes_are_left_alone() -> None:
@@ -167,3 +175,26 @@ def test_arp_policy_covers_the_twin_and_the_netdev_it_rides_on() -> None:
     assert plan.commands == ("sysctl -qw net.ipv4.conf.cx7-p0.arp_ignore=1 "
                              "net.ipv4.conf.cx7-p0.arp_announce=2",)
     assert plan.touched == ("cx7-p0", "enp1s0f0np0")
+
+
+def test_sysctl_file_alone_when_runtime_is_right() -> None:
+    """A Spark configured before sysctl.d was managed: only the file is planned; the runtime
+    sysctls already hold, so no command runs."""
+    facts, sparks, _ = recorded("configured")
+    snap = replace(sparks["spark01"], files={})
+    plan = plan_spark(lab_intent(), facts.sparks["spark01"], snap)
+    assert plan.commands == () and plan.touched == ()
+    assert [f.path for f in plan.changed_files] == [SYSCTL_PATH]
+    assert plan.changes == 1
+
+
+def test_edited_sysctl_file_is_diffed_against_what_is_there() -> None:
+    facts, sparks, _ = recorded("configured")
+    snap = sparks["spark01"]
+    edited = (snap.file(SYSCTL_PATH) or "").replace("arp_announce = 2", "arp_announce = 0", 1)
+    plan = plan_spark(lab_intent(), facts.sparks["spark01"],
+                      replace(snap, files={SYSCTL_PATH: edited}))
+    diff = plan.file(SYSCTL_PATH).diff
+    assert f"--- {SYSCTL_PATH} (on spark01)" in diff
+    assert "-net.ipv4.conf.enp1s0f0np0.arp_announce = 0" in diff
+    assert "+net.ipv4.conf.enp1s0f0np0.arp_announce = 2" in diff

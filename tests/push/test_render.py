@@ -9,7 +9,13 @@ import pytest
 import yaml
 
 from fabric.intent.build import load_intent
-from fabric.push.render import render_netplan, render_routeros, spark_wants
+from fabric.push.render import (
+    render_netplan,
+    render_routeros,
+    render_sysctl,
+    spark_wants,
+    sysctl_key,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = [("star4", "spark01"), ("ring4", "spark01"), ("ring4", "spark03"), ("star8", "spark05")]
@@ -27,6 +33,26 @@ def _golden(name: str, text: str) -> None:
 @pytest.mark.parametrize(("topology", "host"), CASES)
 def test_netplan_golden(topology: str, host: str) -> None:
     _golden(f"{topology}-{host}.netplan.yaml", render_netplan(load_intent(topology), host))
+
+
+@pytest.mark.parametrize(("topology", "host"), CASES)
+def test_sysctl_golden(topology: str, host: str) -> None:
+    _golden(f"{topology}-{host}.sysctl.conf", render_sysctl(load_intent(topology), host))
+
+
+@pytest.mark.parametrize(("topology", "host"), CASES)
+def test_sysctl_covers_the_fabric_twins_only(topology: str, host: str) -> None:
+    intent = load_intent(topology)
+    lines = [ln for ln in render_sysctl(intent, host).splitlines() if not ln.startswith("#")]
+    want = [f"net.ipv4.conf.{i.netdev}.{k} = {v}" for i in intent.interfaces(host)
+            for k, v in (("arp_ignore", "1"), ("arp_announce", "2"))]
+    assert lines == want
+    assert not any("enP7s7" in ln for ln in lines)
+
+
+def test_sysctl_key_of_a_dotted_netdev_uses_slashes() -> None:
+    assert sysctl_key("enp1s0f0np0", "arp_ignore") == "net.ipv4.conf.enp1s0f0np0.arp_ignore"
+    assert sysctl_key("enp1s0f0np0.100", "arp_ignore") == "net/ipv4/conf/enp1s0f0np0.100/arp_ignore"
 
 
 @pytest.mark.parametrize(("topology", "version"), [("star4", "7.19.4 (stable)"),
