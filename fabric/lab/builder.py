@@ -21,7 +21,7 @@ from fabric.lab import cabling, hostenv, labfiles, lldp, mgmt, names, ns, regist
 from fabric.lab.registry import SCHEMA, LabInfo
 
 Progress = Callable[[str], None]
-TOOLS = ("ip", "tc", "unshare", "nsenter", "ssh-keygen", "openssl", "lldpcli", "ethtool",
+TOOLS = ("ip", "tc", "unshare", "nsenter", "sysctl", "ssh-keygen", "openssl", "lldpcli", "ethtool",
          sshd.SSHD, lldp.LLDPD)
 
 
@@ -161,7 +161,11 @@ def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) ->
         if h.role == "switch":
             lines += cabling.switch_lines(intent, h.name)
         elif h.role == "spark":
-            lines += cabling.spark_lines(intent, intent.hosts[h.name])
+            spark = intent.hosts[h.name]
+            ns.ip_batch(cabling.spark_dark_lines(intent, spark), h.namespace)
+            # silence the hidden cable ends while they are still down
+            ns.sysctl(h.namespace, cabling.hidden_end_sysctls(cabling.spark_lowers(spark)))
+            lines += cabling.spark_twin_lines(spark)
         ns.ip_batch(lines, h.namespace)
 
     with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:

@@ -4,6 +4,11 @@ A Spark port is one hidden veth end (`cx7-p0`, MTU 9216) with both twins on top 
 (mode private, so the twins do not hear each other the way two PFs of one port would not), so a
 cable is ONE veth pair whatever its twins do. On the switch the cable end is the lane itself
 (`qsfp56-dd-1-1`). An uncabled Spark port gets a veth whose far end stays down (no carrier).
+
+The hidden end has no counterpart on hardware, so it must stay invisible: it never answers ARP
+(`arp_ignore=8`, else it answers for the twins' addresses with its own MAC, "ARP flux") and has
+no IPv6 (`disable_ipv6=1`: no link-local address, DAD or router solicitations of its own). It is
+configured while still down; the twins keep the kernel's defaults, like a fresh Spark.
 """
 
 from __future__ import annotations
@@ -49,6 +54,16 @@ def cable_lines(lab: str, intent: Intent) -> list[str]:
             for link in intent.links]
 
 
+#: sysctls of a hidden cable end (`{dev}` is its name), set before it comes up.
+HIDDEN_END_SYSCTLS = {"net.ipv4.conf.{dev}.arp_ignore": "8",
+                      "net.ipv6.conf.{dev}.disable_ipv6": "1"}
+
+
+def hidden_end_sysctls(lowers: list[str]) -> dict[str, str]:
+    """The sysctl settings that make the hidden cable ends `lowers` silent."""
+    return {k.format(dev=lower): v for lower in lowers for k, v in HIDDEN_END_SYSCTLS.items()}
+
+
 def twin_lines(lower: str, twins: tuple[str, ...]) -> list[str]:
     lines = [f"link set {lower} up"]
     for twin in twins:
@@ -57,16 +72,24 @@ def twin_lines(lower: str, twins: tuple[str, ...]) -> list[str]:
     return lines
 
 
-def spark_lines(intent: Intent, host: Host) -> list[str]:
-    """Inside a Spark: the twins of every port; an uncabled port gets a dark cable end."""
+def spark_lowers(host: Host) -> list[str]:
+    """The hidden cable ends of a Spark, one per port."""
+    return [names.lower(port) for port in sorted(host.ports)]
+
+
+def spark_dark_lines(intent: Intent, host: Host) -> list[str]:
+    """Inside a Spark: a dark cable end (left down) for every uncabled port."""
     cabled = {link.end_of(host.name).port for link in intent.links_of(host.name)}
+    return [f"link add name {names.lower(port)} mtu {names.LOWER_MTU} type veth peer name "
+            f"{names.lower(port)}{DISCONNECTED_SUFFIX} mtu {names.LOWER_MTU}"
+            for port in sorted(host.ports) if port not in cabled]
+
+
+def spark_twin_lines(host: Host) -> list[str]:
+    """Inside a Spark: every hidden cable end up, with the twins of its port on top."""
     lines: list[str] = []
     for port, twins in sorted(host.ports.items()):
-        lower = names.lower(port)
-        if port not in cabled:
-            lines.append(f"link add name {lower} mtu {names.LOWER_MTU} type veth peer name "
-                         f"{lower}{DISCONNECTED_SUFFIX} mtu {names.LOWER_MTU}")
-        lines += twin_lines(lower, tuple(t.netdev for t in twins))
+        lines += twin_lines(names.lower(port), tuple(t.netdev for t in twins))
     return lines
 
 

@@ -263,7 +263,8 @@ def _swap_names(netns: str, a: str, b: str) -> None:
 def _repair(ctx: _Ctx, pairs: list[tuple[str, ...]]) -> None:
     """Re-lay Spark-to-Spark cables: each (host, port, host, port) becomes one new veth.
 
-    The twins are re-created on the new cable end with their MAC, MTU, state and addresses.
+    The twins are re-created on the new (silent) cable end with their MAC, MTU, state,
+    addresses and ARP sysctls, as a re-plugged cable leaves a Spark's settings alone.
     """
     ports = {(h, p) for q in pairs for h, p in ((q[0], q[1]), (q[2], q[3]))}
     saved = {hp: _save_twins(ctx, *hp) for hp in ports}
@@ -274,24 +275,34 @@ def _repair(ctx: _Ctx, pairs: list[tuple[str, ...]]) -> None:
             for ha, pa, hb, pb in pairs]
     ns.ip_batch(root)
     for (host, port), twins in saved.items():
-        lower = names.lower(port)
+        lower, netns = names.lower(port), ctx.netns(host)
+        ns.ip_batch([f"link add link {lower} name {t['name']} address {t['mac']} mtu {t['mtu']}"
+                     " type macvlan mode private" for t in twins], netns)
+        ns.sysctl(netns, {**cabling.hidden_end_sysctls([lower]),
+                          **{k: v for t in twins for k, v in t["sysctls"].items()}})
         lines = [f"link set {lower} up"]
         for t in twins:
-            lines += [f"link add link {lower} name {t['name']} address {t['mac']} mtu {t['mtu']}"
-                      " type macvlan mode private"]
             lines += [f"addr add {a} dev {t['name']}" for a in t["addrs"]]
             if t["up"]:
                 lines.append(f"link set {t['name']} up")
-        ns.ip_batch(lines, ctx.netns(host))
+        ns.ip_batch(lines, netns)
+
+
+#: Per-twin sysctls that survive a re-laid cable (push sets them against ARP flux).
+TWIN_SYSCTLS = ("net.ipv4.conf.{dev}.arp_ignore", "net.ipv4.conf.{dev}.arp_announce")
 
 
 def _save_twins(ctx: _Ctx, host: str, port: str) -> list[dict[str, Any]]:
     netns = ctx.netns(host)
+    twins = [t.netdev for t in ctx.intent.hosts[host].ports[port]]
+    values = ns.read_sysctls(netns, [k.format(dev=t) for t in twins for k in TWIN_SYSCTLS])
     out = []
-    for twin in ctx.intent.hosts[host].ports[port]:
-        info = _link_info(netns, twin.netdev)
-        out.append({"name": twin.netdev, "mac": info["address"], "mtu": info["mtu"],
-                    "up": "UP" in info.get("flags", []), "addrs": _ipv4(netns, twin.netdev)})
+    for twin in twins:
+        info = _link_info(netns, twin)
+        keys = [k.format(dev=twin) for k in TWIN_SYSCTLS]
+        out.append({"name": twin, "mac": info["address"], "mtu": info["mtu"],
+                    "up": "UP" in info.get("flags", []), "addrs": _ipv4(netns, twin),
+                    "sysctls": {k: values[k] for k in keys if k in values}})
     return out
 
 

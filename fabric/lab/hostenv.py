@@ -5,6 +5,12 @@ the hostname, mounts an overlay over /etc (writes land in the lab directory, so 
 /etc/hostname are private and the machine's own files are never modified) and a tmpfs over /run
 (lldpd's socket and sshd's privilege-separation directory do not clash between hosts), binds the
 lab directory back under /run, then sleeps. Daemons enter it with `nsenter -t HOLDER -m -u -n`.
+
+No time daemon runs in a lab host, so validation's `time` check warns "chronyc missing" there:
+the hosts share the machine's one kernel clock, so a lab chronyd (even `-x`, never adjusting
+it) would only report on a private toy server, and installing the chrony package starts the
+distribution's chronyd on the machine itself (replacing systemd-timesyncd on Debian), which a
+lab must never do. The warn is the honest answer.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def config(hostname: str) -> str:
 
 def start(holder_pid: int, host: str, interfaces: Sequence[str], mgmt_ip: str,
           conf: Path, log: Path) -> int:
-    """Start lldpd on exactly `interfaces` and wait for its control socket; its pid.
+    """Start lldpd on exactly `interfaces` and wait until its control socket answers; its pid.
 
     lldpd skips macvlans when matched by a wildcard but uses any interface named exactly, so
     the twins are listed by name.
@@ -29,7 +29,7 @@ def start(holder_pid: int, host: str, interfaces: Sequence[str], mgmt_ip: str,
     argv = [LLDPD, "-d", "-I", ",".join(interfaces), "-m", mgmt_ip, "-O", str(conf)]
     pid = ns.spawn(ns.in_host(holder_pid, argv), log)
     sock = host_path(holder_pid, "/run/lldpd.socket")
-    ns.wait_until(f"{host}: lldpd", sock.exists, timeout=15,
+    ns.wait_until(f"{host}: lldpd", lambda: ns.unix_socket_open(sock), timeout=15,
                   failed=lambda: ns.exited_with(pid, log))
     return pid
 

@@ -43,6 +43,24 @@ def ip_batch(lines: Iterable[str], netns: str | None = None, *, force: bool = Fa
     run(argv, input=text, check=not force)
 
 
+def sysctl(netns: str, settings: dict[str, str]) -> None:
+    """Set `net.*` sysctls inside a network namespace (they are per namespace)."""
+    if settings:
+        run(["nsenter", f"--net=/run/netns/{netns}", "sysctl", "-q", "-w",
+             *(f"{k}={v}" for k, v in settings.items())])
+
+
+def read_sysctls(netns: str, keys: Sequence[str]) -> dict[str, str]:
+    """Current values of `net.*` sysctls inside a network namespace."""
+    out = run(["nsenter", f"--net=/run/netns/{netns}", "sysctl", *keys]) if keys else ""
+    values: dict[str, str] = {}
+    for line in out.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
+
+
 def in_ns(netns: str, argv: Sequence[str]) -> list[str]:
     """argv that runs in a network namespace only (no private mounts or hostname)."""
     return ["ip", "netns", "exec", netns, *argv]
@@ -130,6 +148,17 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
             return True
     except OSError:
         return False
+
+
+def unix_socket_open(path: Path) -> bool:
+    """True if a stream connection to the UNIX socket at `path` is accepted (bound AND
+    listening: the socket file appears at bind(), before listen())."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True
 
 
 def spawn(argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> int:

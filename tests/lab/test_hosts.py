@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 from netmiko.exceptions import NetmikoTimeoutException
 
 from fabric.intent.build import load_intent
+from fabric.lab import names
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import eventually, in_host, lldp_neighbors, netmiko_linux
+from tests.lab.conftest import eventually, in_host, ip_links, lldp_neighbors, netmiko_linux
 
 pytestmark = pytest.mark.lab
 
@@ -108,3 +111,103 @@ def test_tools_run_inside_the_hosts(star4: LabInfo) -> None:
     for tool in (["iperf3", "--version"], ["ping", "-V"], ["ethtool", "--version"]):
         in_host(star4, "spark01", *tool)
     assert in_host(star4, "crs804", "hostname").strip() == "crs804"
+
+
+#: Run inside a lab host: broadcast COUNT ARP requests for TIP out of DEV, print every reply's
+#: sender MAC and every source MAC heard, until WANT has answered them all (or 5 s passed).
+ARP_PROBE = r"""
+import json, socket, struct, sys, time
+dev, sip, tip, want, count = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+s.bind((dev, 0))
+mac = s.getsockname()[4]
+req = (b"\xff" * 6 + mac + b"\x08\x06" + struct.pack("!HHBBH", 1, 0x0800, 6, 4, 1) + mac
+       + socket.inet_aton(sip) + b"\0" * 6 + socket.inet_aton(tip))
+for _ in range(count):
+    s.send(req)
+replies, sources, answered, deadline = [], set(), 0, time.monotonic() + 5
+while answered < count and time.monotonic() < deadline:
+    s.settimeout(max(0.01, deadline - time.monotonic()))
+    try:
+        frame, addr = s.recvfrom(2048)
+    except TimeoutError:
+        break
+    if addr[2] == socket.PACKET_OUTGOING:
+        continue
+    sources.add(frame[6:12].hex(":"))
+    if frame[12:14] == b"\x08\x06" and frame[20:22] == b"\x00\x02" and frame[28:32] == (
+            socket.inet_aton(tip)):
+        replies.append(frame[22:28].hex(":"))
+        answered += replies[-1] == want
+print(json.dumps({"replies": replies, "sources": sorted(sources)}))
+"""
+
+
+def _sysctls(lab: LabInfo, host: str, *keys: str) -> dict[str, str]:
+    out = in_host(lab, host, "sysctl", *keys)
+    return {k.strip(): v.strip() for k, _, v in (line.partition("=") for line in
+                                                  out.splitlines())}
+
+
+def _has_link_local(lab: LabInfo, host: str, dev: str) -> bool:
+    return any(a["family"] == "inet6" and a["scope"] == "link"
+               for a in ip_links(lab, host)[dev]["addr_info"])
+
+
+def test_hidden_cable_ends_are_silent_and_twins_keep_kernel_defaults(lab: LabInfo) -> None:
+    intent = load_intent(lab.topology_path, lab.inventory_dir)
+    for spark in intent.sparks:
+        links = ip_links(lab, spark.name)
+        cabled = {lk.end_of(spark.name).port for lk in intent.links_of(spark.name)}
+        for port, twins in spark.ports.items():
+            lower = names.lower(port)
+            assert links[lower]["addr_info"] == [], (spark.name, lower)  # no IPv6 link-local
+            assert _sysctls(lab, spark.name, f"net.ipv4.conf.{lower}.arp_ignore",
+                            f"net.ipv6.conf.{lower}.disable_ipv6") == {
+                f"net.ipv4.conf.{lower}.arp_ignore": "8",
+                f"net.ipv6.conf.{lower}.disable_ipv6": "1"}
+            defaults = _sysctls(lab, spark.name, "net.ipv4.conf.default.arp_ignore",
+                                "net.ipv4.conf.default.arp_announce")
+            for t in twins:
+                assert _sysctls(lab, spark.name, f"net.ipv4.conf.{t.netdev}.arp_ignore",
+                                f"net.ipv4.conf.{t.netdev}.arp_announce") == {
+                    k.replace("default", t.netdev): v for k, v in defaults.items()}
+                if port in cabled:  # a twin with carrier gets its link-local, as on a Spark
+                    assert eventually(partial(_has_link_local, lab, spark.name, t.netdev))
+
+
+def test_only_twins_answer_arp_never_the_hidden_cable_end(ring4: LabInfo) -> None:
+    """A broadcast ARP request for a twin's address, sent by the peer across the cable, is
+    answered by twins only: at kernel defaults maybe by both twins of the port (as two PFs
+    do), with push's arp_ignore=1 by the owner alone; the hidden end never answers."""
+    intent = load_intent(ring4.topology_path, ring4.inventory_dir)
+    link = next(lk for lk in intent.links_of("spark01") if lk.end_of("spark01").port == "p0")
+    peer = link.peer_of("spark01")
+    owner, other = (t.netdev for t in intent.hosts["spark01"].ports["p0"])
+    sender = intent.hosts[peer.host].ports[peer.port][0].netdev
+    links = ip_links(ring4, "spark01")
+    lower_mac = links[names.lower("p0")]["address"]
+    owner_mac, other_mac = links[owner]["address"], links[other]["address"]
+    keys = [f"net.ipv4.conf.{t}.arp_ignore" for t in (owner, other)]
+    before = _sysctls(ring4, "spark01", *keys)
+
+    def probe() -> tuple[list[str], list[str]]:
+        out = json.loads(in_host(ring4, peer.host, sys.executable, "-c", ARP_PROBE, sender,
+                                 "198.19.127.2", "198.19.127.1", owner_mac, "3"))
+        return out["replies"], out["sources"]
+
+    in_host(ring4, "spark01", "ip", "addr", "add", "198.19.127.1/24", "dev", owner)
+    try:
+        replies, sources = probe()
+        assert replies.count(owner_mac) == 3, replies
+        assert set(replies) <= {owner_mac, other_mac}, (replies, lower_mac)
+        assert lower_mac not in sources
+        in_host(ring4, "spark01", "sysctl", "-q", "-w", *(f"{k}=1" for k in keys))
+        replies, sources = probe()
+        assert replies == [owner_mac] * 3, (replies, lower_mac)
+        assert lower_mac not in sources
+    finally:
+        in_host(ring4, "spark01", "sysctl", "-q", "-w", *(f"{k}={v}" for k, v in before.items()))
+        in_host(ring4, "spark01", "ip", "addr", "flush", "dev", owner)
+        for t in (owner, other):
+            in_host(ring4, "spark01", "ip", "neigh", "flush", "dev", t)

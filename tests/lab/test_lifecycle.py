@@ -14,7 +14,7 @@ import yaml
 
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
-from fabric.lab import builder, lldp, names, registry
+from fabric.lab import builder, lldp, names, ns, registry
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.lab
@@ -67,6 +67,22 @@ def test_up_builds_the_lab_and_down_leaves_nothing(topology: str) -> None:
         assert builder.down(lab) is True
     assert_nothing_left(lab, bridge, veths)
     assert builder.down(lab) is False  # idempotent
+
+
+@pytest.mark.parametrize("topology", ["ring4", "star4"])
+def test_up_straight_after_down_of_the_same_name(topology: str) -> None:
+    """Three up/down cycles of one name: each `up` succeeds, each `down` leaves nothing."""
+    lab = f"t-labfix-loop-{topology}"
+    builder.down(lab)
+    for _ in range(3):
+        info = builder.up(topology, lab)
+        try:
+            assert info.state == "up"
+            assert all(ns.alive(pid) for h in info.hosts.values() for pid in h.pids.values())
+        finally:
+            bridge, veths = info.bridge, [h.root_veth for h in info.hosts.values()]
+            assert builder.down(lab) is True
+        assert_nothing_left(lab, bridge, veths)
 
 
 def _has_key(node: object, key: str) -> bool:
