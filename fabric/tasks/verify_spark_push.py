@@ -8,6 +8,7 @@ import time
 
 from nornir.core.task import Result, Task
 
+from fabric.probes.ping import IP_ICMP_HEADERS
 from fabric.push.model import NetdevWant
 from fabric.tasks.push_shell import sh, sh_ok
 
@@ -46,7 +47,7 @@ def verify_spark_push(task: Task, wants: tuple[NetdevWant, ...], ping_peers: boo
 
 
 def _ping(task: Task, w: NetdevWant, attempts: int) -> str | None:
-    size = w.mtu - 28
+    size = w.mtu - IP_ICMP_HEADERS
     cmd = f"ping -c 2 -i 0.2 -W 1 -M do -s {size} -I {w.netdev} {w.peer_address}"
     out = ""
     for n in range(attempts):
