@@ -57,6 +57,8 @@ def _svg(intent: Intent, report: Report) -> str:
 
 
 def _value(value: Any) -> str:
+    if value is None:
+        return "—"
     if isinstance(value, dict):
         return " · ".join(f"{escape(str(k))}={_value(v)}" for k, v in value.items())
     return escape(value if isinstance(value, str) else json.dumps(value, default=str))

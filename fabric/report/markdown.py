@@ -13,6 +13,8 @@ from fabric.report.terminal import verdict
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text.replace("|", "\\|").replace("\n", " ")
 
