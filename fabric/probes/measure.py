@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabric.probes.batch import JobOutput, batch_script, split_batch
-from fabric.probes.remote import exec_script
 from fabric.probes.schedule import BandwidthTest, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import SLACK_S, Reading
+from fabric.tasks.remote_exec import exec_script
 
 SERVER_START_TIMEOUT_S = 30.0
 

@@ -9,7 +9,8 @@ from nornir.core.task import Result, Task
 from fabric.intent.model import Intent
 from fabric.tasks.collect_spark_build import build_spark_facts
 from fabric.tasks.collect_spark_sections import split_transcript
-from fabric.tasks.spark_commands import END_PATTERN, one_line, render_script, spark_commands
+from fabric.tasks.remote_exec import exec_script
+from fabric.tasks.spark_commands import render_script, spark_commands
 
 
 def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
@@ -24,10 +25,9 @@ def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
 
 
 def run_batch(connection: Any, script: str, read_timeout: float) -> str:
-    """Send the whole batch as one command line and read up to its end marker."""
-    out: str = connection.send_command(
-        one_line(script), expect_string=END_PATTERN, cmd_verify=False,
-        read_timeout=read_timeout, strip_prompt=False, strip_command=False)
+    """The transcript of the whole batch, run in the login environment on an exec channel of
+    the session (the script's own markers delimit it; its last command is the end marker)."""
+    _rc, out = exec_script(connection, script, read_timeout, login=True)
     return out
 
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from nornir.core.task import Task
 
+from fabric.tasks.remote_exec import exec_script
+
 
 class RemoteCommandFailed(RuntimeError):
     """A command on a host exited non-zero; the message carries its output."""
@@ -19,41 +21,38 @@ def netmiko(task: Task) -> Any:
     return task.host.get_connection("netmiko", task.nornir.config)
 
 
-def sh(task: Task, command: str, timeout: float = 30.0) -> tuple[int, str]:
-    """Run `command` on the host over its Netmiko session; (exit status, output)."""
-    conn = netmiko(task)
-    tag = secrets.token_hex(4)
-    out: str = conn.send_command(
-        f"echo @@BEGIN-{tag}; {command}; echo @@RC-{tag} $?", expect_string=rf"@@RC-{tag} \d+",
-        cmd_verify=False, read_timeout=timeout, strip_prompt=False, strip_command=False)
-    begin = re.search(rf"^@@BEGIN-{tag}\s*$", out, re.MULTILINE)
-    end = re.search(rf"@@RC-{tag} (\d+)", out)
-    if begin is None or end is None:
-        raise RemoteCommandFailed(f"{task.host.name}: no exit status from {command!r}: "
-                                  f"{out[-300:]!r}")
-    return int(end.group(1)), out[begin.end():end.start()].strip("\r\n")
+def sh(task: Task, command: str, timeout: float = 30.0, stdin: bytes = b"") -> tuple[int, str]:
+    """Run `command` on the host over its SSH session, in its login environment; (exit
+    status, output without leading or trailing newlines)."""
+    rc, out = exec_script(netmiko(task), command, timeout, stdin=stdin, login=True)
+    return rc, out.strip("\r\n")
 
 
-def sh_ok(task: Task, command: str, timeout: float = 30.0) -> str:
+def sh_ok(task: Task, command: str, timeout: float = 30.0, stdin: bytes = b"") -> str:
     """Run `command`; RemoteCommandFailed unless it exits 0."""
-    rc, out = sh(task, command, timeout)
+    rc, out = sh(task, command, timeout, stdin)
     if rc != 0:
         raise RemoteCommandFailed(f"{task.host.name}: `{command}` exited {rc}: {out[-500:]}")
     return out
 
 
-def write_command(path: str, content: str, mode: str = "600") -> str:
-    """A command that writes `content` to `path` atomically (temp file + mv), base64 inside."""
-    blob = base64.b64encode(content.encode()).decode()
+def _write_from(source: str, path: str, mode: str) -> str:
     tmp = shlex.quote(path + ".fabric-tmp")
     folder = shlex.quote(path.rsplit("/", 1)[0] or "/")
-    return (f"mkdir -p {folder} && printf %s {blob} | base64 -d > {tmp} && chmod {mode} {tmp} "
+    return (f"mkdir -p {folder} && {source} > {tmp} && chmod {mode} {tmp} "
             f"&& mv -f {tmp} {shlex.quote(path)}")
 
 
+def write_command(path: str, content: str, mode: str = "600") -> str:
+    """A command that writes `content` to `path` atomically (temp file + mv), base64 inside
+    (for batching with other steps in `sh_steps`)."""
+    blob = base64.b64encode(content.encode()).decode()
+    return _write_from(f"printf %s {blob} | base64 -d", path, mode)
+
+
 def write_file(task: Task, path: str, content: str, mode: str = "600") -> None:
-    """Write `content` to `path` atomically (temp file + mv), base64 over the wire."""
-    sh_ok(task, write_command(path, content, mode))
+    """Write `content` to `path` atomically (temp file + mv); the content goes over stdin."""
+    sh_ok(task, _write_from("cat", path, mode), stdin=content.encode())
 
 
 def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
@@ -61,7 +60,7 @@ def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
     """Run `steps` in order as ONE command (one round trip); (exit status, output) of each.
 
     Every step runs unless `stop_on_error`, where the first failure ends the batch (the steps
-    after it are missing from the answer). Runs in a subshell: nothing leaks into the session.
+    after it are missing from the answer).
     """
     if not steps:
         return []

@@ -16,7 +16,6 @@ from fabric.probes.measure import (
     run_phase,
     server_key,
 )
-from fabric.probes.remote import exec_script
 from fabric.probes.schedule import BandwidthTest, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import (
@@ -29,6 +28,7 @@ from fabric.probes.tools import (
     read_iperf3,
     read_perftest,
 )
+from fabric.tasks.remote_exec import exec_script
 
 BASE_PORT = 5201
 SERVER_START_TIMEOUT_S = 60.0

@@ -10,7 +10,7 @@ from nornir.core.task import Result, Task
 from fabric.facts import NcclFact
 from fabric.probes.batch import batch_script, split_batch
 from fabric.probes.nccl import RUN_TIMEOUT_S, NcclJob, detect_script, nccl_fact, parse_detected
-from fabric.probes.remote import exec_script
+from fabric.tasks.remote_exec import exec_script
 
 DETECT_TIMEOUT_S = 30.0
 

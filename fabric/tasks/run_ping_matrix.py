@@ -9,7 +9,7 @@ from nornir.core.task import Result, Task
 from fabric.facts import PingFact
 from fabric.probes.batch import batch_script, split_batch
 from fabric.probes.ping import COUNT, INTERVAL_S, WAIT_S, PingProbe, ping_fact
-from fabric.probes.remote import exec_script
+from fabric.tasks.remote_exec import exec_script
 
 
 def run_ping_matrix(task: Task, probes: Sequence[PingProbe], timeout_s: float = 60.0) -> Result:

@@ -14,8 +14,6 @@ Conventions the rows rely on:
 
 from __future__ import annotations
 
-import base64
-import gzip
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -123,7 +121,7 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-#: Runs one command: output captured (not on the pty), stdin closed, rc recorded.
+#: Runs one command: output captured (stdout and stderr together), stdin closed, rc recorded.
 _RUNNER = (
     "export LC_ALL=C PAGER=cat SYSTEMD_PAGER= PATH=\"$PATH:/usr/sbin:/sbin\"\n"
     "r() { printf '%s %s@@@\\n' \"$M\" \"$1\"; o=$(sh -c \"$2\" </dev/null 2>&1); c=$?; "
@@ -137,13 +135,3 @@ def render_script(commands: Iterable[SparkCommand]) -> str:
     lines += [f"r {_quote(c.name)} {_quote(c.shell)}" for c in commands]
     lines.append(f"r {END} true")
     return "\n".join(lines) + "\n"
-
-
-def one_line(script: str) -> str:
-    """A single short command line that runs `script` (gzip + base64, no marker in the echo)."""
-    blob = base64.b64encode(gzip.compress(script.encode(), mtime=0)).decode()
-    return f"sh -c \"$(echo {blob} | base64 -d | gunzip)\""
-
-
-#: What the interactive session waits for: the end marker, never found in the echoed command.
-END_PATTERN = rf"{MARK} {END} rc=\d+@@@"

@@ -14,27 +14,23 @@ from fabric.collect import collect_facts, describe_failure
 from fabric.credentials import Credentials
 from fabric.facts import facts_from_json
 from fabric.target import Target
+from fabric.tasks.remote_exec import LOGIN_ENV
 from tests.conftest import run_cli
 
 from .conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
-from .helpers import fixture
+from .helpers import FakeSession, fixture
 
 
-class FakeNetmiko:
+class FakeNetmiko(FakeSession):
     """Stands in for nornir_netmiko's plugin: answers the batch with a recorded transcript."""
 
     def __init__(self, transcript: str) -> None:
-        self.transcript = transcript
-        self.calls: list[dict[str, Any]] = []
+        super().__init__(lambda _command, _stdin: (0, transcript))
         self.closed = False
 
     @property
     def connection(self) -> FakeNetmiko:
         return self
-
-    def send_command(self, command: str, **kwargs: Any) -> str:
-        self.calls.append({"command": command, **kwargs})
-        return self.transcript
 
     def close(self) -> None:
         self.closed = True
@@ -96,9 +92,10 @@ def test_every_host_one_batch_each(target: Target, monkeypatch: pytest.MonkeyPat
     assert sorted(facts.sparks) == SPARKS and facts.switch is not None
     assert facts.topology == "star4"
     for fake in fakes.values():
-        assert len(fake.calls) == 1 and fake.closed
-        assert fake.calls[0]["cmd_verify"] is False
-        assert "@@@FABRIC" not in fake.calls[0]["command"]
+        assert len(fake.channels) == 1 and fake.closed
+        channel = fake.channels[0]
+        assert channel.closed and channel.command.startswith(LOGIN_ENV)
+        assert "r __end__ true" in channel.command  # the batch itself, no pty one-liner
 
 
 def test_unreachable_hosts_are_errors_others_complete(

@@ -2,34 +2,24 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
+from fabric.tasks.collect_spark_facts import run_batch
 from fabric.tasks.collect_spark_sections import TranscriptError, split_transcript
 from fabric.tasks.spark_commands import (
     ABSENT_RC,
-    MARK,
     SparkCommand,
-    one_line,
     render_script,
     spark_commands,
     twin_commands,
 )
 
-from .helpers import TWINS, fixture
+from .helpers import TWINS, FakeSession, fixture
 
 
 def _run(commands: list[SparkCommand]) -> str:
-    line = one_line(render_script(commands))
-    return subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=30,
-                          check=True).stdout
-
-
-def test_one_line_hides_the_markers_and_stays_short() -> None:
-    line = one_line(render_script(spark_commands(TWINS)))
-    assert MARK not in line and "\n" not in line
-    assert len(line) < 2000  # well under a tty's 4095-byte canonical line
+    """The transcript as `run_batch` reads it from an exec channel (a local bash here)."""
+    return run_batch(FakeSession(), render_script(commands), 30)
 
 
 def test_real_shell_run_splits_into_every_section() -> None:
@@ -56,6 +46,17 @@ def test_lab_transcript_has_every_command() -> None:
     assert set(sections) == {c.name for c in spark_commands(TWINS)}
     assert sections["hostname"].output == "spark01"
     assert sections["mlnx_qos:enp1s0f0np0"].rc == 127
+
+
+@pytest.mark.parametrize("name", ["lab_star4_spark01.transcript", "hw_ring_spark01.transcript"])
+def test_recorded_pty_transcripts_and_exec_transcripts_split_alike(name: str) -> None:
+    """Recorded over the pty, a transcript starts with the echoed command line; an exec channel
+    gives the same text without it. Both (and CRLF line ends) split into the same sections."""
+    recorded = fixture(name)
+    exec_text = recorded[recorded.index("@@@FABRIC "):]
+    assert exec_text != recorded
+    assert split_transcript(exec_text) == split_transcript(recorded)
+    assert split_transcript(exec_text.replace("\n", "\r\n")) == split_transcript(recorded)
 
 
 @pytest.mark.parametrize(("text", "why"), [

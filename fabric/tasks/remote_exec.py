@@ -1,0 +1,56 @@
+"""The one way the toolkit runs shell on a Spark: a script on an exec channel of the host's
+Netmiko SSH session (a new channel on the same transport, not a new login).
+
+No prompt matching and no pty: the exit status comes from the channel, lines have no length
+limit, stdout and stderr come back together, and stdin carries `stdin` then end-of-file.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from netmiko.exceptions import ReadTimeout
+
+#: With `login=True`, prepended to the script: the environment an interactive login has (the
+#: profiles, read quietly with stdin closed) plus the sbin directories.
+LOGIN_ENV = (
+    '{ . /etc/profile; for f in "$HOME/.bash_profile" "$HOME/.bash_login" "$HOME/.profile"; '
+    'do [ -r "$f" ] && { . "$f"; break; }; done; } </dev/null >/dev/null 2>&1\n'
+    'export PATH="$PATH:/usr/sbin:/sbin"\n'
+)
+
+
+def exec_script(connection: Any, script: str, timeout: float, stdin: bytes = b"",
+                login: bool = False) -> tuple[int, str]:
+    """(exit status, stdout+stderr) of `script` run by the login shell of the session's user.
+
+    `login`: in the environment of an interactive login (`LOGIN_ENV`). Raises netmiko's
+    ReadTimeout when the script has not finished within `timeout` seconds.
+    """
+    transport = connection.remote_conn_pre.get_transport()
+    channel = transport.open_session(timeout=10)
+    try:
+        channel.set_combine_stderr(True)
+        channel.settimeout(timeout)
+        channel.exec_command(LOGIN_ENV + script if login else script)
+        if stdin:
+            channel.sendall(stdin)
+        channel.shutdown_write()
+        channel.settimeout(1.0)
+        chunks: list[bytes] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                data = channel.recv(65536)
+            except TimeoutError:
+                data = None
+            if data == b"":
+                break
+            if data:
+                chunks.append(data)
+            if time.monotonic() > deadline:
+                raise ReadTimeout(f"remote script did not finish within {timeout:g} s")
+        return channel.recv_exit_status(), b"".join(chunks).decode(errors="replace")
+    finally:
+        channel.close()
