@@ -145,8 +145,7 @@ def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
                      {h: f.result() for h, f in keys.items()}, client.result())
         list(pool.map(lambda h: _start_host(lab, intent, h, d, secrets), hosts.values()))
     progress("sshd, lldpd" + (" and the RouterOS API" if intent.switch else "") + " running")
-    for planned in hosts.values():
-        lldp.announce(planned.pids["holder"])
+    lldp.announce_all({h.name: h.pids["holder"] for h in hosts.values()})
     load_intent(d / "topology.yaml", d / "inventory")  # the lab's own files must load
 
 

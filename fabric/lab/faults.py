@@ -156,9 +156,8 @@ def _refresh_lldp(ctx: _Ctx, hosts: set[str]) -> None:
 
 
 def _announce_all(ctx: _Ctx) -> None:
-    for h in ctx.info.hosts.values():
-        if "lldpd" in h.pids:
-            lldp.announce(h.pids["holder"])
+    lldp.announce_all({h.name: h.pids["holder"] for h in ctx.info.hosts.values()
+                       if "lldpd" in h.pids})
 
 
 # --- the faults ------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from fabric.lab import ns
@@ -34,6 +36,26 @@ def start(holder_pid: int, host: str, interfaces: Sequence[str], mgmt_ip: str,
     return pid
 
 
-def announce(holder_pid: int) -> None:
-    """Make lldpd send an LLDPDU on every interface now (`lldpcli update`)."""
-    ns.run(ns.in_host(holder_pid, ["lldpcli", "update"]))
+def configured(holder_pid: int) -> bool:
+    """Has lldpd applied our configuration file (it runs it itself, after its socket opens)?
+
+    Until then lldpd is paused: an `lldpcli update` is lost and frames from peers are not
+    taken in, so neighbors would only appear a whole tx-interval later.
+    """
+    out = ns.run(ns.in_host(holder_pid, ["lldpcli", "-f", "json", "show", "configuration"]),
+                 check=False)
+    try:
+        conf = json.loads(out)["configuration"]["config"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return bool(conf.get("tx-delay") == str(TX_INTERVAL_S)
+                and conf.get("lldp-portid-type") == "ifname")
+
+
+def announce_all(holders: Mapping[str, int]) -> None:
+    """Wait until every host's lldpd runs our configuration, then make each send an LLDPDU
+    on every interface now (`lldpcli update`): no first frame is lost to a paused peer."""
+    for host, pid in holders.items():
+        ns.wait_until(f"{host}: lldpd configuration", partial(configured, pid), timeout=15)
+    for pid in holders.values():
+        ns.run(ns.in_host(pid, ["lldpcli", "update"]))

@@ -90,8 +90,9 @@ def lldp_neighbors(info: LabInfo, host: str) -> set[tuple[str, str, str]]:
     return out
 
 
-def eventually(check: Callable[[], bool], timeout: float = 15.0) -> bool:
-    """Poll a condition (LLDP needs a frame to arrive); True as soon as it holds."""
+def eventually(check: Callable[[], bool], timeout: float = 25.0) -> bool:
+    """Poll a condition (LLDP needs a frame to arrive); True as soon as it holds. The ceiling
+    covers two lldpd tx-intervals, for a loaded machine; a healthy lab answers at once."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if check():
