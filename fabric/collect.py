@@ -15,8 +15,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from netmiko.exceptions import (
+    NetmikoAuthenticationException,
+    NetmikoTimeoutException,
+    ReadTimeout,
+)
 from nornir.core import Nornir
 from nornir.core.task import AggregatedResult, Result, Task
+from paramiko.ssh_exception import AuthenticationException, BadHostKeyException
 from rich.progress import Progress, TaskID
 
 from fabric.connections.routeros_api import RouterOsConnectError
@@ -92,22 +98,26 @@ def describe_failure(exc: BaseException, where: str = "ssh") -> str:
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
     if isinstance(exc, RouterOsConnectError):
         return first
-    names = {type(e).__name__ for e in _causes(exc)}
-    for cause in _causes(exc):
+    causes = list(_causes(exc))
+
+    def seen(*kinds: type[BaseException]) -> bool:
+        return any(isinstance(c, kinds) for c in causes)
+
+    for cause in causes:
         if isinstance(cause, ConnectionRefusedError) or (
                 isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED):
             return f"{where}: connection refused (is sshd running?)"
-        if isinstance(cause, socket.timeout | TimeoutError) and "ReadTimeout" not in names:
+        if isinstance(cause, socket.timeout | TimeoutError) and not seen(ReadTimeout):
             return f"{where}: no answer within the connect timeout"
-    if "BadHostKeyException" in names or "does not match" in text:
+    if seen(BadHostKeyException) or "does not match" in text:
         return f"{where}: host key mismatch (the server's key is not the one in known_hosts)"
     if "not found in known_hosts" in text:
         return f"{where}: unknown host key (the server is not in known_hosts)"
-    if "NetmikoAuthenticationException" in names or "AuthenticationException" in names:
+    if seen(NetmikoAuthenticationException, AuthenticationException):
         return f"{where}: authentication failed (key or user rejected)"
-    if "NetmikoTimeoutException" in names:
+    if seen(NetmikoTimeoutException):
         return f"{where}: TCP connection failed (no route, refused or timed out)"
-    if "ReadTimeout" in names:
+    if seen(ReadTimeout):
         return f"{where}: the command batch did not finish in time"
     if isinstance(exc, TranscriptError):
         return f"{where}: broken transcript: {exc}"
@@ -155,7 +165,9 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
             errors[host] = "not in the inventory"
         elif multi.failed:
             h = nr.inventory.hosts[host]
-            where = f"ssh {h.hostname}:{h.port or 22}"
+            api = h.get("role") == "switch"
+            where = (f"routeros-api {h.hostname}" if api
+                     else f"ssh {h.hostname}:{h.port or 22}")
             errors[host] = target.credentials.scrub(_reason(multi, where))
         elif isinstance(multi[0].result, SparkFacts):
             sparks[host] = multi[0].result
