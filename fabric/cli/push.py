@@ -11,6 +11,7 @@ import typer
 from fabric.errors import InputError, RunIncomplete
 from fabric.push.model import PushPlan
 from fabric.push.runner import DEFAULT_WORKERS
+from fabric.push.verify import LINK_WAIT_S
 from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
 from fabric.tasks.apply_spark_config import plan_text
 
@@ -38,7 +39,13 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
          topology: str | None = TopologyOpt,
          apply: bool = typer.Option(False, "--apply", help="Apply the diff (default: show it)."),
          hosts: str | None = typer.Option(None, "--hosts", help="Only these hosts (H1,H2,…)."),
-         workers: int = WorkersOpt) -> None:
+         workers: int = WorkersOpt,
+         adopt_foreign: bool = typer.Option(
+             False, "--adopt-foreign", help="Take over other netplan/NetworkManager "
+             "definitions of the twins (backed up, then removed) instead of refusing."),
+         link_wait: float = typer.Option(
+             LINK_WAIT_S, "--link-wait", min=0, max=600,
+             help="Seconds verification waits for restarted links to train.")) -> None:
     """Collect facts, show intent minus facts per host; --apply backs up, applies, verifies
     and rolls back automatically if verification fails."""
     if ctx.invoked_subcommand is not None:
@@ -48,7 +55,8 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
 
     target = resolve_target(lab, inventory, topology)
     out = run_push(target, _hosts(hosts), apply, workers,
-                   lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False))
+                   lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False),
+                   adopt=adopt_foreign, link_wait_s=link_wait)
     scrub = target.credentials.scrub
     show_plan(out.plan)
     total = out.plan.changes
@@ -67,11 +75,17 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
     if out.run_id:
         typer.echo(f"RUN_ID {out.run_id}")
         err_console.print(f"backup: {out.run_dir}", highlight=False, markup=False)
-    if out.plan.errors:
+    for host, why in out.plan.refused.items():
+        err_console.print(f"REFUSED {host} (nothing changed there): {scrub(why)}",
+                          style="red", highlight=False, markup=False)
+    if out.plan.errors or out.plan.refused:
         reasons = "; ".join(f"{h}: {scrub(why)}" for h, why in sorted(out.plan.errors.items()))
+        parts = [f"unreachable hosts: {reasons}"] if reasons else []
+        if out.plan.refused:
+            parts.append(f"refused hosts: {', '.join(out.plan.refused)}")
         if out.exit_code == 3:
-            raise RunIncomplete(f"unreachable hosts (the others were handled): {reasons}")
-        err_console.print(f"unreachable: {reasons}", highlight=False, markup=False)
+            raise RunIncomplete(f"{'; '.join(parts)} (the others were handled)")
+        err_console.print("; ".join(parts), highlight=False, markup=False)
     if out.exit_code:
         raise typer.Exit(out.exit_code)
 
@@ -99,7 +113,8 @@ def show_plan(plan: PushPlan) -> None:
     from fabric.cli import err_console
 
     for host, sp in sorted(plan.sparks.items()):
-        err_console.print(f"[bold]{host}[/]: {sp.changes} changes", highlight=False)
+        refused = " [red](refused: not applied)[/]" if sp.refused else ""
+        err_console.print(f"[bold]{host}[/]: {sp.changes} changes{refused}", highlight=False)
         if sp.changes:
             err_console.print(_indent(plan_text(sp)), markup=False, highlight=False)
         for note in sp.notes:

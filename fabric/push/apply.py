@@ -17,7 +17,7 @@ from fabric.push.model import PushPlan
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 from fabric.push.render import NETPLAN_PATH
 from fabric.push.runner import push_session, run_task
-from fabric.push.verify import current_plan, verify
+from fabric.push.verify import LINK_WAIT_S, current_plan, verify
 from fabric.target import Target
 from fabric.tasks.apply_spark_config import apply_spark_config
 from fabric.tasks.apply_switch_config import apply_switch_config
@@ -44,7 +44,7 @@ class PushOutcome:
     def exit_code(self) -> int:
         if self.problems or self.apply_errors or self.rollback_errors:
             return 1
-        return 3 if self.plan.errors else 0
+        return 3 if self.plan.errors or self.plan.refused else 0
 
 
 def scope(target: Target, hosts: list[str] | None) -> list[str]:
@@ -69,28 +69,31 @@ def lock_keys(target: Target, hosts: list[str]) -> dict[str, str]:
 
 
 def push(target: Target, hosts: list[str] | None, apply: bool, workers: int,
-         progress: Progress) -> PushOutcome:
-    """Dry run (plan only) or the whole cycle with `apply`."""
+         progress: Progress, adopt: bool = False, link_wait_s: float = LINK_WAIT_S
+         ) -> PushOutcome:
+    """Dry run (plan only) or the whole cycle with `apply`. `adopt`: take over other
+    definitions of the twins; `link_wait_s`: how long verification waits for links to train."""
     started = time.monotonic()
     chosen = scope(target, hosts)
     if not apply:
         with push_session(target, chosen, workers) as nr:
-            plan, _, _ = current_plan(target, chosen, workers, progress, nr)
+            plan, _, _ = current_plan(target, chosen, workers, progress, nr, adopt)
         return PushOutcome(plan, duration_s=time.monotonic() - started)
     run_id = backup.new_run_id()
     with (host_locks(backup.state_dir() / "locks", run_id, lock_keys(target, chosen)),
           push_session(target, chosen, workers) as nr):
-        plan, sparks, switch = current_plan(target, chosen, workers, progress, nr)
+        plan, sparks, switch = current_plan(target, chosen, workers, progress, nr, adopt)
         out = PushOutcome(plan, applied=True)
-        if plan.changes:
-            _apply(target, plan, sparks, switch, run_id, workers, progress, out, nr)
+        if plan.hosts_with_changes():
+            _apply(target, plan, sparks, switch, run_id, workers, progress, out, nr,
+                   link_wait_s)
     out.duration_s = time.monotonic() - started
     return out
 
 
 def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
            switch: SwitchSnapshot | None, run_id: str, workers: int, progress: Progress,
-           out: PushOutcome, nr: Nornir) -> None:
+           out: PushOutcome, nr: Nornir, link_wait_s: float) -> None:
     """Backup, apply, verify and (on failure) roll back, all over the run's sessions `nr`."""
     directory = backup.run_dir(run_id)
     out.run_id, out.run_dir = run_id, directory
@@ -102,7 +105,7 @@ def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         _, errs = run_task(target, [plan.switch.host], apply_switch_config, 1,
                            lambda _h: {"plan": plan.switch}, nornir=nr)
         out.apply_errors |= errs
-    todo = sorted(h for h, p in plan.sparks.items() if p.changes)
+    todo = sorted(h for h, p in plan.sparks.items() if p.changes and not p.refused)
     if todo and not out.apply_errors:
         progress(f"applying changes to {len(todo)} Sparks ({workers} at a time)")
         _, errs = run_task(target, todo, apply_spark_config, workers, lambda h: {
@@ -110,7 +113,7 @@ def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         out.apply_errors |= errs
     if not out.apply_errors:
         out.problems = verify(target, plan, sorted(set(plan.sparks) | _switch(plan)), workers,
-                              progress, nr)
+                              progress, nr, link_wait_s)
     status = "applied"
     if out.apply_errors or out.problems:
         progress("verification failed: rolling back every changed host")
@@ -133,7 +136,7 @@ def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
     """Write the backup of every host with changes; the manifest that rollback reads."""
     hosts: dict[str, dict[str, object]] = {}
     for host, sp in sorted(plan.sparks.items()):
-        if sp.changes:
+        if sp.changes and not sp.refused:
             backup.save_spark(directory, sparks[host])
             hosts[host] = {"role": "spark", "touched": list(sp.touched),
                            "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files]}

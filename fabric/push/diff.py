@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
+
+import yaml
 
 from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
@@ -17,6 +20,7 @@ from fabric.push.model import (
     SparkPlan,
     SwitchPlanDiff,
 )
+from fabric.push.netplan import ForeignDefinition
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 
 
@@ -25,8 +29,9 @@ class PushRefused(InputError):
 
 
 def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
-              switch: SwitchSnapshot | None, hosts: list[str]) -> PushPlan:
-    """The plan for `hosts`: hosts without facts or snapshot land in `errors`."""
+              switch: SwitchSnapshot | None, hosts: list[str], adopt: bool = False) -> PushPlan:
+    """The plan for `hosts`: hosts without facts or snapshot land in `errors`. `adopt`: take
+    over other definitions of the twins (backed up, then removed) instead of refusing."""
     errors = dict(facts.errors)
     spark_plans: dict[str, SparkPlan] = {}
     switch_plan: SwitchPlanDiff | None = None
@@ -41,12 +46,14 @@ def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
         if sf is None or snap is None:
             errors[host] = "no facts"
         else:
-            spark_plans[host] = plan_spark(intent, sf, snap)
+            spark_plans[host] = plan_spark(intent, sf, snap, adopt)
     return PushPlan(intent.name, spark_plans, switch_plan, errors)
 
 
-def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkPlan:
-    """File diffs (netplan, sysctl.d) plus the runtime commands that make the twins match."""
+def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
+               adopt: bool = False) -> SparkPlan:
+    """File diffs (netplan, sysctl.d, adopted foreign definitions) plus the runtime commands
+    that make the twins match; `refused` says why the host must not be changed as it is."""
     host = facts.host
     wants = render.spark_wants(intent, host)
     files = tuple(file_change(host, path, snap.file(path), new)
@@ -54,6 +61,16 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkP
     commands: list[str] = []
     touched: list[str] = []
     notes: list[str] = []
+    refusals: list[str] = []
+    if snap.has_netplan:
+        renderer, source = snap.renderer(render.NETPLAN_PATH)
+        notes.append(f"netplan renderer of this host: {renderer} (from "
+                     f"{source or 'netplan default'}); the twins follow it and it is not changed")
+    foreign = snap.foreign(render.NETPLAN_PATH, [w.netdev for w in wants])
+    if foreign:
+        adopted, blocked = adopt_foreign(host, snap, foreign, {w.netdev for w in wants}, adopt)
+        files += adopted
+        refusals += blocked
     arp_done: set[str] = set()
     for want in wants:
         cmds = _netdev_commands(facts, want, notes)
@@ -73,17 +90,80 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot) -> SparkP
     if not snap.has_mlnx_qos:
         notes.append("mlnx_qos not found: RoCE QoS (DSCP trust, PFC) skipped")
     check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
-    return SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
+    plan = SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
                      touched=tuple(touched), notes=tuple(notes))
+    if plan.changes and not snap.can_write:
+        refusals.insert(0, sudo_refusal(host, snap))
+    if snap.unreadable:
+        notes.append(f"could not read {', '.join(snap.unreadable)} as {snap.user}: the diff "
+                     "treats them as absent")
+    return replace(plan, refused="; ".join(refusals) or None)
 
 
-def file_change(host: str, path: str, old: str | None, new: str) -> FileChange:
-    """`path` on `host` from `old` (None: absent) to `new`, as a unified diff."""
+def sudo_refusal(host: str, snap: SparkSnapshot) -> str:
+    """Why a login that cannot become root without a password is refused, and the fix."""
+    why = ("sudo asks for a password" if snap.privilege == "password"
+           else "sudo is not installed")
+    return (f"user {snap.user} cannot change {host} ({why}; push runs `sudo -n`, never "
+            f"typing a password). Allow it on {host} with `sudo visudo -f "
+            f"/etc/sudoers.d/fabric` and the line: {snap.user} ALL=(ALL) NOPASSWD: ALL")
+
+
+def adopt_foreign(host: str, snap: SparkSnapshot, foreign: list[ForeignDefinition],
+                  twins: set[str], adopt: bool) -> tuple[tuple[FileChange, ...], list[str]]:
+    """Other definitions of the twins: with `adopt`, the file changes that take them over
+    (a file defining only twins is removed, one defining more loses the twins' stanzas);
+    otherwise (or where push cannot take a file over) why the host is refused."""
+    listed = "; ".join(str(f) for f in foreign)
+    if not adopt:
+        return (), [f"other definitions of the fabric twins would be merged with "
+                    f"{render.NETPLAN_PATH} (their addresses add up and shift GID indexes): "
+                    f"{listed}. Remove them, or run push with --adopt-foreign to take them "
+                    "over (backed up, then removed)"]
+    blocked = [str(f) for f in foreign if not f.adoptable]
+    if blocked:
+        return (), [f"cannot take over {'; '.join(blocked)}: only files under /etc are "
+                    "adopted; remove them by hand"]
+    out: list[FileChange] = []
+    for f in foreign:
+        old = snap.file(f.path)
+        new = None if f.kind == "networkmanager" or old is None else without_twins(old, twins)
+        out.append(file_change(host, f.path, old, new, snap.modes.get(f.path, "600")))
+    return tuple(out), []
+
+
+def without_twins(text: str, twins: set[str]) -> str | None:
+    """A netplan file's text without the stanzas of `twins`; None if nothing else is left."""
+    doc = yaml.safe_load(text) or {}
+    network = doc.get("network") or {}
+    left = False
+    for kind, section in list(network.items()):
+        if not isinstance(section, dict) or kind in ("version", "renderer"):
+            continue
+        for key in list(section):
+            conf = section[key]
+            match = conf.get("match", {}) if isinstance(conf, dict) else {}
+            name = match.get("name") if isinstance(match, dict) else None
+            if key in twins or name in twins:
+                del section[key]
+        if section:
+            left = True
+        else:
+            del network[kind]
+    if not left:
+        return None
+    head = f"# taken over by `fabric push`: the fabric twins live in {render.NETPLAN_PATH}\n"
+    return head + yaml.safe_dump(doc, sort_keys=False)
+
+
+def file_change(host: str, path: str, old: str | None, new: str | None,
+                mode: str | None = None) -> FileChange:
+    """`path` on `host` from `old` (None: absent) to `new` (None: removed), as a unified diff."""
     udiff = "" if old == new else "".join(difflib.unified_diff(
-        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
         fromfile=f"{path} (on {host})" if old is not None else "/dev/null",
-        tofile=f"{path} (intent)"))
-    return FileChange(path, old, new, udiff, render.SPARK_FILES[path])
+        tofile=f"{path} (intent)" if new is not None else "/dev/null"))
+    return FileChange(path, old, new, udiff, mode or render.SPARK_FILES[path])
 
 
 def check_safe(host: str, touched: list[str], mgmt: str | None, connected: str | None) -> None:
@@ -170,7 +250,8 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
                      f"{_qos_min(intent)} (needs 7.15+, 7.17 recommended)")
     return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
                           touched_lanes=tuple(touched), bridge=sw.bridge,
-                          warnings=_bounce_warnings(intent, bounced), notes=tuple(notes))
+                          warnings=_bounce_warnings(intent, bounced), notes=tuple(notes),
+                          bounced=tuple(bounced))
 
 
 def _qos_min(intent: Intent) -> str:

@@ -54,7 +54,7 @@ class FileChange:
 
     path: str
     old: str | None  # None: the file does not exist
-    new: str
+    new: str | None  # None: the file is removed (a foreign definition push adopts)
     diff: str  # unified diff, "" when the file is already right
     mode: str  # octal mode it is written with
 
@@ -69,6 +69,7 @@ class SparkPlan:
     wants: tuple[NetdevWant, ...]
     touched: tuple[str, ...]  # netdevs the plan changes
     notes: tuple[str, ...] = ()
+    refused: str | None = None  # why this host is shown but not changed (exit 3)
 
     def file(self, path: str) -> FileChange:
         return next(f for f in self.files if f.path == path)
@@ -93,6 +94,7 @@ class SwitchPlanDiff:
     bridge: str
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    bounced: tuple[str, ...] = ()  # lanes whose link settings change (their group restarts)
 
     @property
     def changes(self) -> int:
@@ -113,8 +115,14 @@ class PushPlan:
         return sum(p.changes for p in self.sparks.values()) + (
             self.switch.changes if self.switch else 0)
 
+    @property
+    def refused(self) -> dict[str, str]:
+        """Hosts whose changes are shown but will not be made, and why."""
+        return {h: p.refused for h, p in sorted(self.sparks.items()) if p.refused}
+
     def hosts_with_changes(self) -> list[str]:
-        out = [h for h, p in sorted(self.sparks.items()) if p.changes]
+        """Hosts an apply changes (refused ones are not)."""
+        out = [h for h, p in sorted(self.sparks.items()) if p.changes and not p.refused]
         if self.switch is not None and self.switch.changes:
             out.append(self.switch.host)
         return out

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from fabric.push.netplan import ForeignDefinition, foreign_definitions, host_renderer
+
+#: How a Spark login becomes root: it is root, `sudo -n` works, sudo wants a password, no sudo.
+PRIVILEGES = ("root", "sudo", "password", "no-sudo")
 
 #: RouterOS menus a push touches; their rows are snapshotted before any change.
 SWITCH_PATHS = ("/interface/ethernet", "/interface/bridge", "/interface/bridge/port",
@@ -28,10 +34,32 @@ class SparkSnapshot:
     arp: dict[str, dict[str, str]] = field(default_factory=dict)  # netdev -> ARP sysctls
     files: dict[str, str] = field(default_factory=dict)  # other managed files: path -> content
     modes: dict[str, str] = field(default_factory=dict)  # path -> octal mode, files read
+    user: str = "root"  # the login user
+    privilege: str = "root"  # how it becomes root: PRIVILEGES
+    netplan_ro: dict[str, str] = field(default_factory=dict)  # /lib, /run netplan: path -> text
+    nm_keyfiles: dict[str, str] = field(default_factory=dict)  # NM profiles naming a twin
+    unreadable: list[str] = field(default_factory=list)  # files it could not read (no root)
+
+    @property
+    def can_write(self) -> bool:
+        """Whether this login can change the host: root, or passwordless `sudo -n`."""
+        return self.privilege in ("root", "sudo")
+
+    def all_netplan(self) -> dict[str, str]:
+        """Every netplan file netplan reads on this host (/lib, /etc, /run)."""
+        return {**self.netplan_ro, **self.netplan}
+
+    def renderer(self, ours: str) -> tuple[str, str | None]:
+        """The host's default netplan renderer and the file that sets it (ours ignored)."""
+        return host_renderer(self.all_netplan(), ours)
+
+    def foreign(self, ours: str, netdevs: Iterable[str]) -> list[ForeignDefinition]:
+        """Other netplan files and NetworkManager profiles that define `netdevs`."""
+        return foreign_definitions(self.all_netplan(), ours, netdevs, self.nm_keyfiles)
 
     def file(self, path: str) -> str | None:
         """Content of a managed file (netplan or other) as read; None: it did not exist."""
-        return self.netplan.get(path, self.files.get(path))
+        return self.netplan.get(path, self.files.get(path, self.nm_keyfiles.get(path)))
 
     def connected_netdev(self) -> str | None:
         """The netdev that carries the SSH session's server address (never to be touched)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -16,7 +17,13 @@ from fabric.push.runner import run_task
 from fabric.target import Target
 from fabric.tasks.backup_spark_config import backup_spark_config
 from fabric.tasks.backup_switch_config import backup_switch_config
+from fabric.tasks.read_link_state import read_lane_status, read_twin_carrier
 from fabric.tasks.verify_spark_push import verify_spark_push
+
+#: How long verification waits for restarted links to train (a 200G PAM4 lane takes seconds).
+LINK_WAIT_S = 60.0
+LINK_POLL_S = 0.5
+LINK_WAIT_REPORT_S = 5.0
 
 
 def snapshots(target: Target, hosts: list[str], workers: int, nornir: Nornir | None = None
@@ -44,7 +51,8 @@ def _wants(target: Target, host: str) -> tuple[NetdevWant, ...]:
 
 
 def current_plan(target: Target, hosts: list[str], workers: int,
-                 progress: Callable[[str], None], nornir: Nornir | None = None
+                 progress: Callable[[str], None], nornir: Nornir | None = None,
+                 adopt: bool = False
                  ) -> tuple[PushPlan, dict[str, SparkSnapshot], SwitchSnapshot | None]:
     """Collect facts and snapshots of `hosts` and compute intent minus facts."""
     progress(f"collecting facts from {len(hosts)} hosts")
@@ -53,13 +61,18 @@ def current_plan(target: Target, hosts: list[str], workers: int,
     sparks, switch, errors = snapshots(target, ok, workers, nornir)
     if errors:
         facts = replace(facts, errors={**facts.errors, **errors})
-    return plan_push(target.intent, facts, sparks, switch, hosts), sparks, switch
+    return plan_push(target.intent, facts, sparks, switch, hosts, adopt), sparks, switch
 
 
 def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
-           progress: Callable[[str], None], nornir: Nornir | None = None
-           ) -> dict[str, list[str]]:
-    """Problems per host after applying `plan` (empty: verified), over `nornir`'s sessions."""
+           progress: Callable[[str], None], nornir: Nornir | None = None,
+           link_wait_s: float = LINK_WAIT_S) -> dict[str, list[str]]:
+    """Problems per host after applying `plan` (empty: verified), over `nornir`'s sessions.
+
+    Links the push may have restarted are given `link_wait_s` to train before anything is
+    judged, so a slow 200G lane never causes a rollback (which would bounce it again)."""
+    hosts = [h for h in hosts if not (h in plan.sparks and plan.sparks[h].refused)]
+    wait_for_links(target, plan, hosts, workers, progress, nornir, link_wait_s)
     after, _, _ = current_plan(target, hosts, workers, progress, nornir)
     problems: dict[str, list[str]] = {h: [f"unreachable after apply: {why}"]
                                       for h, why in after.errors.items()}
@@ -72,9 +85,9 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
         problems.setdefault(after.switch.host, []).append(
             "planned changes did not stick: " + "; ".join(str(c) for c in after.switch.calls))
     progress("verifying twins (link, MTU, addresses) and pinging peers")
-    in_run = set(plan.sparks)
-    wants = {h: _pingable(target, h, in_run) for h in plan.sparks}
-    results, errors = run_task(target, sorted(plan.sparks), verify_spark_push, workers,
+    in_run = {h for h, p in plan.sparks.items() if not p.refused}
+    wants = {h: _pingable(target, h, in_run) for h in in_run}
+    results, errors = run_task(target, sorted(in_run), verify_spark_push, workers,
                                lambda h: {"wants": wants[h]}, nornir=nornir)
     for host, why in errors.items():
         problems.setdefault(host, []).append(f"verification failed to run: {why}")
@@ -82,6 +95,68 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
         if found:
             problems.setdefault(host, []).extend(found)
     return problems
+
+
+def training_links(target: Target, plan: PushPlan) -> tuple[dict[str, tuple[str, ...]],
+                                                             tuple[str, ...]]:
+    """(Spark -> twins, switch lanes) the push may have restarted: every lane of a port group
+    whose link settings changed and the twins cabled to it, and every twin a Spark changed."""
+    twins: dict[str, set[str]] = {h: set(p.touched) & {w.netdev for w in p.wants}
+                                  for h, p in plan.sparks.items() if p.changes and not p.refused}
+    lanes: set[str] = set()
+    sw = target.intent.switch
+    if sw is not None and plan.switch is not None:
+        bounced = {lp.port for lp in sw.lanes if lp.name in plan.switch.bounced}
+        for lp in sw.lanes:
+            if lp.port in bounced and lp.cabled_to:
+                lanes.add(lp.name)
+                end = f"{sw.host}:{lp.name}"
+                twins.setdefault(lp.cabled_to, set()).update(
+                    i.netdev for i in target.intent.interfaces(lp.cabled_to)
+                    if end in i.link_id.split("--"))
+    return {h: tuple(sorted(t)) for h, t in twins.items() if t}, tuple(sorted(lanes))
+
+
+def wait_for_links(target: Target, plan: PushPlan, hosts: list[str], workers: int,
+                   progress: Callable[[str], None], nornir: Nornir | None,
+                   timeout_s: float) -> list[str]:
+    """Poll (bounded by `timeout_s`) until every link the push may have restarted has carrier
+    on its twins and `link-ok` on its lane; what is still down when time is up (the
+    verification that follows judges it)."""
+    twins, lanes = training_links(target, plan)
+    twins = {h: t for h, t in twins.items() if h in hosts}
+    switch = plan.switch.host if plan.switch is not None and plan.switch.host in hosts else None
+    started = time.monotonic()
+    said = -LINK_WAIT_REPORT_S
+    while True:
+        down = _links_down(target, twins, lanes if switch else (), switch, workers, nornir)
+        waited = time.monotonic() - started
+        if not down or waited >= timeout_s:
+            if down:
+                progress(f"links still down after {waited:.0f} s: {', '.join(down)}")
+            elif waited >= 1:
+                progress(f"every link trained after {waited:.1f} s")
+            return down
+        if waited - said >= LINK_WAIT_REPORT_S:
+            said = waited
+            progress(f"waiting for links to train ({waited:.0f} of {timeout_s:.0f} s): "
+                     f"{', '.join(down)}")
+        time.sleep(LINK_POLL_S)
+
+
+def _links_down(target: Target, twins: dict[str, tuple[str, ...]], lanes: tuple[str, ...],
+                switch: str | None, workers: int, nornir: Nornir | None) -> list[str]:
+    down: list[str] = []
+    got, errors = run_task(target, sorted(twins), read_twin_carrier, workers,
+                           lambda h: {"netdevs": twins[h]}, nornir=nornir)
+    down += [f"{h}:{n}" for h, names in sorted(got.items()) for n in names]
+    down += [f"{h} (unreadable: {why})" for h, why in sorted(errors.items())]
+    if switch is not None and lanes:
+        sw, sw_err = run_task(target, [switch], read_lane_status, 1,
+                              lambda _h: {"lanes": lanes}, nornir=nornir)
+        down += [f"{switch}:{lane}" for lane in sw.get(switch, [])]
+        down += [f"{switch} (unreadable: {why})" for why in sw_err.values()]
+    return down
 
 
 def _pingable(target: Target, host: str, in_run: set[str]) -> tuple[NetdevWant, ...]:

@@ -5,8 +5,13 @@ from __future__ import annotations
 from nornir.core.task import Result, Task
 
 from fabric.push.model import SparkPlan
-from fabric.push.render import NETPLAN_PATH
-from fabric.tasks.push_shell import RemoteCommandFailed, sh_steps, write_command
+from fabric.push.netplan import NM_CONNECTIONS
+from fabric.tasks.push_shell import RemoteCommandFailed, remove_command, sh_steps, write_command
+
+#: Regenerate from every netplan file and apply it (NetworkManager or networkd alike).
+NETPLAN_APPLY = "netplan generate && netplan apply"
+#: Make NetworkManager forget a profile file push removed (where NetworkManager runs).
+NM_RELOAD = "if command -v nmcli >/dev/null 2>&1; then nmcli connection reload; fi"
 
 
 def apply_spark_config(task: Task, plan: SparkPlan, has_netplan: bool) -> Result:
@@ -20,7 +25,7 @@ def apply_spark_config(task: Task, plan: SparkPlan, has_netplan: bool) -> Result
     if task.is_dry_run() or plan.changes == 0:
         return Result(host=task.host, result=diff, changed=plan.changes > 0, diff=diff)
     labels, steps = apply_steps(plan, has_netplan)
-    ran = sh_steps(task, steps, stop_on_error=True, timeout=180)
+    ran = sh_steps(task, steps, stop_on_error=True, timeout=180, root=True)
     for label, (rc, out) in zip(labels, ran, strict=False):
         if rc != 0:
             raise RemoteCommandFailed(f"{task.host.name}: apply: `{label}` exited {rc}: "
@@ -32,15 +37,21 @@ def apply_spark_config(task: Task, plan: SparkPlan, has_netplan: bool) -> Result
 
 
 def apply_steps(plan: SparkPlan, has_netplan: bool) -> tuple[list[str], list[str]]:
-    """(what each step does, the shell step), in order: changed files, then the runtime
-    (`netplan apply`, or the `ip` commands without netplan), then `sysctl`/`mlnx_qos`."""
-    labels = [f"write {f.path}" for f in plan.changed_files]
-    steps = [write_command(f.path, f.new, f.mode) for f in plan.changed_files]
+    """(what each step does, the shell step), in order: changed files (written, or removed
+    where a foreign definition is taken over), then the runtime (`netplan apply`, or the `ip`
+    commands without netplan), then `sysctl`/`mlnx_qos`. The batch runs as root."""
+    labels = [f"write {f.path}" if f.new is not None else f"remove {f.path}"
+              for f in plan.changed_files]
+    steps = [write_command(f.path, f.new, f.mode) if f.new is not None
+             else remove_command(f.path) for f in plan.changed_files]
+    if any(f.path.startswith(NM_CONNECTIONS + "/") for f in plan.changed_files):
+        labels.append("nmcli connection reload")
+        steps.append(NM_RELOAD)
     ip_cmds = [c for c in plan.commands if c.startswith("ip ")]
     runtime = ip_cmds
     if has_netplan:
-        changed = bool(plan.file(NETPLAN_PATH).diff or ip_cmds)
-        runtime = ["netplan generate && netplan apply"] if changed else []
+        netplan_files = [f for f in plan.changed_files if f.path.startswith("/etc/netplan/")]
+        runtime = [NETPLAN_APPLY] if netplan_files or ip_cmds else []
     runtime += [c for c in plan.commands if not c.startswith("ip ")]
     return labels + runtime, steps + runtime
 

@@ -6,21 +6,37 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shlex
 from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.push.probe import SparkSnapshot
+from fabric.push.probe import PRIVILEGES, SparkSnapshot
 from fabric.tasks.push_shell import sh_ok
 
 #: Sysctls of every netdev that push reads (and may set) under /proc/sys/net/ipv4/conf/<dev>/.
 ARP_KEYS = ("arp_ignore", "arp_announce")
 
+#: Who the login is, and how it becomes root (`@@WHO user privilege`); `R CMD` runs CMD as
+#: root where it can (root, or `sudo -n`), else as the user (the reads that need root then
+#: report `@@UNREADABLE`).
+_WHO = (
+    'u=$(id -u); n=$(id -un); '
+    'if [ "$u" = 0 ]; then p=root; elif ! command -v sudo >/dev/null 2>&1; then p=no-sudo; '
+    'elif sudo -n true >/dev/null 2>&1; then p=sudo; else p=password; fi; '
+    'echo "@@WHO $n $p"; '
+    'R() { if [ "$p" = sudo ]; then sudo -n sh -c "$1"; else sh -c "$1"; fi; }; '
+)
+#: `@@TAG path mode base64` for each file of a glob, `@@UNREADABLE path` where it cannot read.
+_EACH = ('for f in {glob}; do [ -f "$f" ] || continue; '
+         'if b=$(base64 -w0 "$f" 2>/dev/null); then '
+         'echo "@@{tag} $f $(stat -c %a "$f") $b"; else echo "@@UNREADABLE $f"; fi; done; ')
+#: Root-only reads: every netplan file netplan reads (/etc is 0600 on DGX OS).
+_NETPLAN = (_EACH.format(glob="/etc/netplan/*.yaml", tag="FILE")
+            + _EACH.format(glob="/lib/netplan/*.yaml /run/netplan/*.yaml", tag="ROFILE"))
 _SCRIPT = (
     'echo "@@SSH ${SSH_CONNECTION:-}"; '
-    "for f in /etc/netplan/*.yaml; do [ -f \"$f\" ] && "
-    "echo \"@@FILE $f $(stat -c %a \"$f\") $(base64 -w0 \"$f\")\"; done; "
     "echo \"@@TOOL netplan $(command -v netplan >/dev/null && echo yes || echo no)\"; "
     "echo \"@@TOOL mlnx_qos $(command -v mlnx_qos >/dev/null && echo yes || echo no)\"; "
     "echo \"@@IP addr $(ip -j -d addr show)\"; "
@@ -32,8 +48,19 @@ _SCRIPT = (
 )
 
 
+def _nm_script(netdevs: tuple[str, ...]) -> str:
+    """NetworkManager keyfiles that name one of `netdevs` (root-only files), as `@@NMFILE`."""
+    if not netdevs:
+        return ""
+    names = "|".join(re.escape(n) for n in netdevs)
+    return ('for f in /etc/NetworkManager/system-connections/*; do [ -f "$f" ] || continue; '
+            f"if grep -qE '^interface-name=({names})$' \"$f\" 2>/dev/null; then "
+            'echo "@@NMFILE $f $(stat -c %a "$f") $(base64 -w0 "$f")"; '
+            'elif [ ! -r "$f" ]; then echo "@@UNREADABLE $f"; fi; done; ')
+
+
 def _qos_script(netdevs: tuple[str, ...]) -> str:
-    """`mlnx_qos -i` of each netdev, base64 per line (only where mlnx_qos exists)."""
+    """`mlnx_qos -i` of each netdev, base64 per line (only where mlnx_qos exists; as root)."""
     return "".join(f"; if command -v mlnx_qos >/dev/null && o=$(mlnx_qos -i {shlex.quote(n)} "
                    f"2>/dev/null); then echo \"@@QOS {n} $(printf %s \"$o\" | base64 -w0)\"; fi"
                    for n in netdevs)
@@ -47,10 +74,14 @@ def _files_script(paths: tuple[str, ...]) -> str:
 
 def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
                         files: tuple[str, ...] = ()) -> Result:
-    """Read (never change) what a push may touch on a Spark, `files` (paths outside
-    /etc/netplan) included; result is a SparkSnapshot (a file it lacks did not exist)."""
-    out = sh_ok(task, _SCRIPT + _qos_script(qos_netdevs) + _files_script(files) + "; true",
-                timeout=60)
+    """Read (never change) what a push may touch on a Spark: who the login is and whether it
+    can become root, every netplan file, NetworkManager profiles naming a twin, `files` (paths
+    outside /etc/netplan), `ip -j`, ARP sysctls, QoS. Result is a SparkSnapshot (a file it
+    lacks did not exist, unless listed in `unreadable`)."""
+    root_reads = (_NETPLAN + _nm_script(qos_netdevs) + "true" + _files_script(files)
+                  + _qos_script(qos_netdevs) + "; true")
+    script = _WHO + f"R {shlex.quote(root_reads)}; " + _SCRIPT + "; true"
+    out = sh_ok(task, script, timeout=60)
     netplan: dict[str, str] = {}
     other: dict[str, str] = {}
     modes: dict[str, str] = {}
@@ -59,9 +90,21 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
     arp: dict[str, dict[str, str]] = {}
     qos: dict[str, str] = {}
     ssh_ip: str | None = None
+    who = ["root", "root"]
+    readonly: dict[str, str] = {}
+    nm: dict[str, str] = {}
+    unreadable: list[str] = []
     for line in out.splitlines():
         tag, _, rest = line.rstrip("\r").partition(" ")
-        if tag == "@@SSH":
+        if tag == "@@WHO":
+            who = [*rest.split(), "", ""][:2]
+        elif tag == "@@UNREADABLE":
+            unreadable.append(rest.strip())
+        elif tag in ("@@ROFILE", "@@NMFILE"):
+            path, mode, blob = [*rest.split(" ", 2), "", ""][:3]
+            (readonly if tag == "@@ROFILE" else nm)[path] = base64.b64decode(blob).decode()
+            modes[path] = mode
+        elif tag == "@@SSH":
             parts = rest.split()
             ssh_ip = parts[2] if len(parts) >= 3 else None
         elif tag in ("@@FILE", "@@XFILE"):
@@ -85,5 +128,7 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
                          ip_link=ipj["link"], ip_route=ipj["route"],
                          has_netplan=tools.get("netplan", False),
                          has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
-                         qos=qos, arp=arp, files=other, modes=modes)
+                         qos=qos, arp=arp, files=other, modes=modes, user=who[0],
+                         privilege=who[1] if who[1] in PRIVILEGES else "no-sudo",
+                         netplan_ro=readonly, nm_keyfiles=nm, unreadable=unreadable)
     return Result(host=task.host, result=snap, changed=False)

@@ -30,7 +30,7 @@ def _rows(api: Any, path: str) -> list[dict[str, str]]:
     return [dict(r) for r in api.get_resource(path).get()]
 
 
-def _monitor_all(api: Any, lanes: list[str]) -> dict[str, dict[str, str]]:
+def monitor_lanes(api: Any, lanes: list[str]) -> dict[str, dict[str, str]]:
     """`monitor once` for every lane in ONE API call (one `!re` per interface, by name)."""
     if not lanes:
         return {}
@@ -83,7 +83,7 @@ def collect_switch_facts(task: Task, intent: Intent) -> Result:
     iface = {r["name"]: r for r in _rows(api, "/interface")}
     bridges = _rows(api, "/interface/bridge")
     ports = {p["interface"]: p for p in _rows(api, "/interface/bridge/port")}
-    monitor = _monitor_all(api, [r["name"] for r in eth])
+    monitor = monitor_lanes(api, [r["name"] for r in eth])
     lanes = {
         r["name"]: build_lane(r, iface.get(r["name"], {}), monitor.get(r["name"], {}),
                               ports.get(r["name"]))

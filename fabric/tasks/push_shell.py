@@ -55,12 +55,25 @@ def write_file(task: Task, path: str, content: str, mode: str = "600") -> None:
     sh_ok(task, _write_from("cat", path, mode), stdin=content.encode())
 
 
+def as_root(script: str) -> str:
+    """`script` run as root: directly when the login is root, else through `sudo -n` (never
+    a password prompt: where sudo wants one, it fails with sudo's own message)."""
+    quoted = shlex.quote(script)
+    return (f'if [ "$(id -u)" = 0 ]; then sh -c {quoted}; '
+            f"else sudo -n sh -c {quoted}; fi")
+
+
+def remove_command(path: str) -> str:
+    """A command that removes `path` (absent already: nothing to do)."""
+    return f"rm -f {shlex.quote(path)}"
+
+
 def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
-             timeout: float = 60.0) -> list[tuple[int, str]]:
+             timeout: float = 60.0, root: bool = False) -> list[tuple[int, str]]:
     """Run `steps` in order as ONE command (one round trip); (exit status, output) of each.
 
     Every step runs unless `stop_on_error`, where the first failure ends the batch (the steps
-    after it are missing from the answer).
+    after it are missing from the answer). `root`: the batch runs as root (`as_root`).
     """
     if not steps:
         return []
@@ -69,7 +82,8 @@ def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
     body = "".join(f"o=$({{ {cmd}; }} 2>&1); r=$?; "
                    f"echo \"@@S-{tag} {n} $r $(printf %s \"$o\" | base64 -w0)\"; {stop}"
                    for n, cmd in enumerate(steps))
-    out = sh_ok(task, f"( {body})", timeout=timeout)
+    script = f"( {body})"
+    out = sh_ok(task, as_root(script) if root else script, timeout=timeout)
     got: dict[int, tuple[int, str]] = {}
     for m in re.finditer(rf"^@@S-{tag} (\d+) (\d+) ?(\S*)\s*$", out, re.MULTILINE):
         got[int(m.group(1))] = (int(m.group(2)), base64.b64decode(m.group(3)).decode(

@@ -8,33 +8,74 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.push.netplan import NM_CONNECTIONS
 from fabric.push.probe import SparkSnapshot
 from fabric.push.render import SPARK_FILES
+from fabric.tasks.apply_spark_config import NETPLAN_APPLY, NM_RELOAD
+from fabric.tasks.backup_spark_config import backup_spark_config
 from fabric.tasks.push_shell import RemoteCommandFailed, sh_steps, write_command
 
 
 def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, ...],
                          files: tuple[str, ...]) -> Result:
-    """Restore `files` (content and mode; one that did not exist is removed) and, for
-    `netdevs`, MTU, IPv4 addresses, ARP sysctls, admin state and QoS, in ONE command.
+    """Restore `files` (content and mode; one that did not exist is removed), regenerate and
+    apply netplan from them (so no config of the failed push stays live under /run), then, for
+    `netdevs`, MTU, IPv4 addresses, ARP sysctls, admin state and QoS: ONE command, as root.
+    Then read the host back and compare it with the backup.
 
     Every step runs even if one fails (a rollback puts back all it can); then the task raises
-    RemoteCommandFailed naming the failed steps.
+    RemoteCommandFailed naming the failed steps, or what differs from the backup.
     """
     labels, steps = restore_steps(backup, netdevs, files)
-    ran = sh_steps(task, steps, timeout=60 + 5 * len(steps))
+    ran = sh_steps(task, steps, timeout=60 + 5 * len(steps), root=True)
     failed = [f"`{label}` exited {rc}: {out[-300:]}"
               for label, (rc, out) in zip(labels, ran, strict=False) if rc != 0]
     if len(ran) != len(steps):
         failed.append(f"only {len(ran)} of {len(steps)} restore steps reported back")
+    if not failed:
+        after = backup_spark_config(task, files=tuple(p for p in files
+                                                      if not p.startswith("/etc/netplan/")))
+        failed = restore_differences(backup, after.result, netdevs, files)
     if failed:
         raise RemoteCommandFailed(f"{task.host.name}: restore: {'; '.join(failed)}")
     return Result(host=task.host, result=labels, changed=True, diff="\n".join(labels))
 
 
+def restore_differences(backup: SparkSnapshot, now: SparkSnapshot, netdevs: tuple[str, ...],
+                        files: tuple[str, ...]) -> list[str]:
+    """What still differs from the backup after a restore: files, and each netdev's MTU,
+    IPv4 addresses and admin state."""
+    out = [f"{path} differs from its backup after the restore" for path in files
+           if now.file(path) != backup.file(path)]
+    for name in netdevs:
+        was, is_ = backup.netdev(name), now.netdev(name)
+        if was is None:
+            continue
+        if is_ is None:
+            out.append(f"{name} is gone after the restore")
+            continue
+        for what, old, new in (("mtu", was.get("mtu"), is_.get("mtu")),
+                               ("IPv4 addresses", _inet(was), _inet(is_)),
+                               ("admin state", _up(was), _up(is_))):
+            if old != new:
+                out.append(f"{name}: {what} {new} after the restore, {old} before the push")
+    return out
+
+
+def _inet(link: dict[str, Any]) -> list[str]:
+    return sorted(f"{a['local']}/{a['prefixlen']}" for a in link.get("addr_info", [])
+                  if a.get("family") == "inet")
+
+
+def _up(link: dict[str, Any]) -> str:
+    return "up" if "UP" in link.get("flags", []) else "down"
+
+
 def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[str, ...]
                   ) -> tuple[list[str], list[str]]:
-    """(what each step does, the shell step): files first, then each netdev's state."""
+    """(what each step does, the shell step): files first, then netplan regenerated and
+    applied from them (where the host has netplan and a netplan file was restored), then each
+    netdev's state."""
     labels: list[str] = []
     steps: list[str] = []
     for path in files:
@@ -46,6 +87,12 @@ def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[
             mode = backup.modes.get(path) or SPARK_FILES.get(path, "600")
             labels.append(f"restore {path} (mode {mode})")
             steps.append(write_command(path, old, mode))
+    if any(p.startswith(NM_CONNECTIONS + "/") for p in files):
+        labels.append("nmcli connection reload")
+        steps.append(NM_RELOAD)
+    if backup.has_netplan and any(p.startswith("/etc/netplan/") for p in files):
+        labels.append(NETPLAN_APPLY)
+        steps.append(NETPLAN_APPLY)
     for name in netdevs:
         link = backup.netdev(name)
         if link is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,30 @@ def _local_shell(sent: list[str]) -> Callable[..., str]:
     return run
 
 
+def test_restore_regenerates_and_applies_netplan_before_the_ip_state() -> None:
+    """The failed push's generated config must not stay live under /run (it would come back
+    at the next carrier flap): restored files, then netplan, then the exact `ip` state."""
+    backup = replace(_backup({}), has_netplan=True, netplan={NETPLAN_PATH: "old\n"})
+    labels, _ = restore_steps(backup, ("enp1s0f0np0",), (NETPLAN_PATH, SYSCTL_PATH))
+    assert labels[:3] == [f"restore {NETPLAN_PATH} (mode 600)", f"rm -f {SYSCTL_PATH}",
+                          "netplan generate && netplan apply"]
+    assert labels[3] == "ip link set dev enp1s0f0np0 mtu 1500"
+
+
+def test_a_restore_that_did_not_take_is_named() -> None:
+    from fabric.tasks.restore_spark_backup import restore_differences
+
+    before = _backup({SYSCTL_PATH: "a\n"})
+    link = {"ifname": "enp1s0f0np0", "mtu": 9000, "flags": ["UP"],
+            "addr_info": [{"family": "inet", "local": "10.0.0.1", "prefixlen": 24}]}
+    after = replace(before, ip_addr=[link], files={})
+    assert restore_differences(before, after, ("enp1s0f0np0",), (SYSCTL_PATH,)) == [
+        f"{SYSCTL_PATH} differs from its backup after the restore",
+        "enp1s0f0np0: mtu 9000 after the restore, 1500 before the push",
+        "enp1s0f0np0: IPv4 addresses ['10.0.0.1/24'] after the restore, [] before the push"]
+    assert restore_differences(before, before, ("enp1s0f0np0",), (SYSCTL_PATH,)) == []
+
+
 def test_restore_steps_remove_a_file_that_did_not_exist() -> None:
     labels, steps = restore_steps(_backup({}), ("enp1s0f0np0",), (SYSCTL_PATH,))
     assert labels[0] == steps[0] == f"rm -f {SYSCTL_PATH}"
@@ -91,9 +116,10 @@ def test_restore_puts_files_back_with_their_mode_in_one_round_trip(
     gone.write_text("written by push\n")
     sent: list[str] = []
     monkeypatch.setattr(push_shell, "sh_ok", _local_shell(sent))
+    monkeypatch.setattr("fabric.tasks.backup_spark_config.sh_ok", _local_shell(sent))
     backup = _backup({str(kept): "net.ipv4.conf.x.arp_ignore = 0\n"}, {str(kept): "640"})
     result = restore_spark_backup(TASK, backup, (), (str(kept), str(gone)))
-    assert len(sent) == 1
+    assert len(sent) == 2  # one round trip restores, one reads the host back to compare
     assert kept.read_text() == "net.ipv4.conf.x.arp_ignore = 0\n"
     assert oct(kept.stat().st_mode & 0o777) == "0o640"
     assert not gone.exists()
