@@ -78,6 +78,9 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
     for host, why in out.plan.refused.items():
         err_console.print(f"REFUSED {host} (nothing changed there): {scrub(why)}",
                           style="red", highlight=False, markup=False)
+    if out.plan.switch is not None and out.plan.switch.refused:
+        err_console.print("nothing is changed on any host while the switch is refused: the "
+                          "fabric depends on it", style="red", highlight=False, markup=False)
     if out.plan.errors or out.plan.refused:
         reasons = "; ".join(f"{h}: {scrub(why)}" for h, why in sorted(out.plan.errors.items()))
         parts = [f"unreachable hosts: {reasons}"] if reasons else []

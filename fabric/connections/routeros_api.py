@@ -97,6 +97,15 @@ class RouterOsApiConnection:
             raise RouterOsConnectError("routeros-api: not connected")
         return self._api
 
+    def endpoints(self) -> tuple[str, str] | None:
+        """(our address, the switch's address) of this API session's TCP connection: which
+        switch address we really came in on (the inventory may name a DNS name or a VPN)."""
+        sock = getattr(getattr(self._pool, "socket", None), "socket", None)
+        try:
+            return str(sock.getsockname()[0]), str(sock.getpeername()[0])  # type: ignore[union-attr]
+        except (AttributeError, OSError):
+            return None
+
     def close(self) -> None:
         if self._pool is not None:
             with contextlib.suppress(Exception):

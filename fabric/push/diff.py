@@ -228,9 +228,7 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
             touched.append(want.name)
             if any(a.key in ("speed", "auto-negotiation", "fec-mode") for a in attrs):
                 bounced.append(want.name)
-    if snap.connected_interface in (*touched, sw.bridge):
-        raise PushRefused(f"{sw.host}: refusing to change {snap.connected_interface}: the "
-                          "API session is connected through it")
+    refusals = switch_refusals(sw.host, sw.bridge, snap, touched)
     if snap.row("/interface/bridge", name=sw.bridge) is None:
         calls.append(ApiCall("/interface/bridge", "add", None, (Attr("name", None, sw.bridge),)))
     for want in render.lane_wants(intent):
@@ -251,7 +249,48 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
     return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
                           touched_lanes=tuple(touched), bridge=sw.bridge,
                           warnings=_bounce_warnings(intent, bounced), notes=tuple(notes),
-                          bounced=tuple(bounced))
+                          bounced=tuple(bounced), refused="; ".join(refusals) or None)
+
+
+#: Ports of a CRS804 that can carry the management address (the RJ45 port).
+_FABRIC_LANE = "qsfp"
+
+
+def switch_refusals(host: str, bridge: str, snap: SwitchSnapshot,
+                    touched: list[str]) -> list[str]:
+    """Why the switch must not be changed as it is: its management address on the fabric
+    bridge (the factory default of CRS switches), this API session riding on a port push
+    changes, or another bridge where ours would be a second one (not hardware-offloaded)."""
+    out: list[str] = []
+    ports = [r for r in snap.rows.get("/interface/bridge/port", [])
+             if r.get("bridge") == bridge]
+    on_bridge = snap.addresses_on(bridge)
+    if on_bridge:
+        mgmt = next((r["interface"] for r in ports
+                     if not r.get("interface", "").startswith(_FABRIC_LANE)), "ether1")
+        out.append(
+            f"the management address {', '.join(on_bridge)} is on `{bridge}`, the fabric "
+            f"bridge of this topology (the factory default of a CRS switch). Fabric and "
+            f"management traffic would share the one hardware-offloaded bridge, and changing "
+            f"its ports could cut the management session. Move the address to the management "
+            f"port outside the bridge first, from a session on {mgmt} in Safe Mode (Ctrl+X) "
+            f"or from the serial console, as ONE command line: "
+            f"/interface/bridge/port/remove [find interface={mgmt}]; "
+            f"/ip/address/set [find interface={bridge}] interface={mgmt} "
+            f"-- then run push again. Do not create a second bridge for the fabric: only one "
+            f"bridge per switch chip is hardware-offloaded")
+    conn = snap.connected_interface
+    if conn is not None and not on_bridge and (
+            conn in touched or any(r.get("interface") == conn for r in ports)):
+        out.append(f"this API session comes in on {snap.session_address} ({conn}), which push "
+                   "would change: reach the switch through its management port")
+    others = [r.get("name", "") for r in snap.rows.get("/interface/bridge", [])
+              if r.get("name") != bridge]
+    if others and snap.row("/interface/bridge", name=bridge) is None:
+        out.append(f"the switch already has bridge {', '.join(others)} and the topology names "
+                   f"`{bridge}`: a second bridge would not be hardware-offloaded (one per "
+                   f"switch chip). Set `switch: bridge: {others[0]}` in the topology")
+    return [f"{host}: {r}" for r in out]
 
 
 def _qos_min(intent: Intent) -> str:

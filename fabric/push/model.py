@@ -95,6 +95,7 @@ class SwitchPlanDiff:
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     bounced: tuple[str, ...] = ()  # lanes whose link settings change (their group restarts)
+    refused: str | None = None  # why the switch is shown but not changed (the push stops)
 
     @property
     def changes(self) -> int:
@@ -118,10 +119,15 @@ class PushPlan:
     @property
     def refused(self) -> dict[str, str]:
         """Hosts whose changes are shown but will not be made, and why."""
-        return {h: p.refused for h, p in sorted(self.sparks.items()) if p.refused}
+        out = {h: p.refused for h, p in sorted(self.sparks.items()) if p.refused}
+        if self.switch is not None and self.switch.refused:
+            out[self.switch.host] = self.switch.refused
+        return out
 
     def hosts_with_changes(self) -> list[str]:
         """Hosts an apply changes (refused ones are not)."""
+        if self.switch is not None and self.switch.refused:
+            return []  # the fabric depends on its switch: nothing is changed anywhere
         out = [h for h, p in sorted(self.sparks.items()) if p.changes and not p.refused]
         if self.switch is not None and self.switch.changes:
             out.append(self.switch.host)

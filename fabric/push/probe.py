@@ -90,7 +90,15 @@ class SwitchSnapshot:
     rows: dict[str, list[dict[str, str]]]
     export: str | None = None
     export_error: str | None = None
-    connected_interface: str | None = None
+    connected_interface: str | None = None  # the interface holding the address we came in on
+    addresses: list[dict[str, str]] = field(default_factory=list)  # /ip/address rows
+    session_address: str | None = None  # the switch address this API session is connected to
+
+    def addresses_on(self, interface: str) -> list[str]:
+        """The IP addresses (a.b.c.d/len) configured on `interface`."""
+        return [a.get("address", "") for a in self.addresses
+                if interface in (a.get("interface"), a.get("actual-interface"))
+                and a.get("disabled") not in ("true", "yes")]
 
     def row(self, path: str, **match: str) -> dict[str, str] | None:
         for r in self.rows.get(path, []):

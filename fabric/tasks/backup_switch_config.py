@@ -12,22 +12,24 @@ def backup_switch_config(task: Task, export: bool = False) -> Result:
     """Read (never change) the touched menus; with `export`, `/export terse` via Netmiko SSH."""
     api = routeros(task)
     rows = {path: ros_rows(api, path) for path in SWITCH_PATHS}
-    connected = _connected_interface(api, str(task.host.hostname))
+    addresses = ros_rows(api, "/ip/address")
+    session = _session_address(task)
+    connected = next((a.get("interface") for a in addresses
+                      if session and a.get("address", "").split("/")[0] == session), None)
     text, why = (_export(task) if export else (None, None))
     snap = SwitchSnapshot(host=task.host.name, rows=rows, export=text, export_error=why,
-                          connected_interface=connected)
+                          connected_interface=connected, addresses=addresses,
+                          session_address=session)
     return Result(host=task.host, result=snap, changed=False)
 
 
-def _connected_interface(api: object, address: str) -> str | None:
-    try:
-        rows = ros_rows(api, "/ip/address")
-    except Exception:  # the menu may be missing (lab emulator): nothing to protect there
-        return None
-    for row in rows:
-        if row.get("address", "").split("/")[0] == address:
-            return row.get("interface")
-    return None
+def _session_address(task: Task) -> str | None:
+    """The switch's end of this API session's TCP connection (not the inventory hostname,
+    which may be a DNS name or reach the switch through a VPN)."""
+    plugin = task.host.connections.get("routeros_api")
+    endpoints = getattr(plugin, "endpoints", None)
+    ends = endpoints() if callable(endpoints) else None
+    return ends[1] if ends else None
 
 
 def _export(task: Task) -> tuple[str | None, str | None]:
