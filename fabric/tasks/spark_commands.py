@@ -57,9 +57,20 @@ _CUDA_TOOLKIT = (
     "if [ -r /usr/local/cuda/version.json ]; then cat /usr/local/cuda/version.json; "
     "elif command -v nvcc >/dev/null 2>&1; then nvcc --version; else exit 127; fi"
 )
-_IPTABLES = (
-    "if [ \"$(id -u)\" = 0 ]; then iptables -S FORWARD; else sudo -n iptables -S FORWARD; fi"
-)
+
+
+def root_read(command: str, try_first: bool = True) -> str:
+    """`command` for a read that may need root: as is for root; for another user first as
+    itself (`try_first`: lldpd's socket may let it in), then through `sudo -n` (never a
+    password prompt: where sudo wants one, sudo's own message is the output)."""
+    tool = command.split()[0]
+    fallback = f"{command} 2>/dev/null || sudo -n {command}" if try_first else (
+        f"sudo -n {command}")
+    return (f"command -v {tool} >/dev/null 2>&1 || exit 127; "
+            f"if [ \"$(id -u)\" = 0 ]; then {command}; else {fallback}; fi")
+
+
+_IPTABLES = root_read("iptables -S FORWARD", try_first=False)
 
 #: Host-wide commands, in the order they run.
 HOST_COMMANDS: tuple[SparkCommand, ...] = (
@@ -73,7 +84,7 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("show_gids", "show_gids", "show_gids", "show_gids", empty_ok=True),
     SparkCommand("sysfs_gids", _SYSFS_GIDS, "sysfs_gids", "sysfs gids", ok_rc=(0, 2),
                  empty_ok=True),
-    SparkCommand("lldpcli", "lldpcli -f json show neighbors", "lldpcli", "lldpcli"),
+    SparkCommand("lldpcli", root_read("lldpcli -f json show neighbors"), "lldpcli", "lldpcli"),
     SparkCommand("nccl", _NCCL, None, "nccl"),
     SparkCommand("cuda_driver", _CUDA, None, "nvidia driver"),
     SparkCommand("cuda_toolkit", _CUDA_TOOLKIT, None, "cuda toolkit"),
@@ -104,7 +115,7 @@ def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
                      "ethtool", netdev),
         SparkCommand(f"ethtool_i:{netdev}", _on_twin(netdev, f"ethtool -i {netdev}"),
                      "ethtool_i", "ethtool", netdev),
-        SparkCommand(f"mlnx_qos:{netdev}", _on_twin(netdev, f"mlnx_qos -i {netdev}"),
+        SparkCommand(f"mlnx_qos:{netdev}", _on_twin(netdev, root_read(f"mlnx_qos -i {netdev}")),
                      "mlnx_qos", "mlnx_qos", netdev),
     )
 
