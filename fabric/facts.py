@@ -195,6 +195,39 @@ class NcclFact:
 
 
 @dataclass(frozen=True)
+class PortCounters:
+    """One interface's counters at one moment, by source: on a Spark `ip` (`ip -s -s -j
+    link`), `ethtool` (`ethtool -S`) and `rdma` (the twin's RDMA device, port 1,
+    hw_counters); on the switch `interface` (`/interface print stats`) and `ethernet`
+    (`/interface/ethernet print stats`). A source that could not be read is in `unavailable`
+    with the reason; a counter its source did not list is absent, never zero."""
+
+    name: str  # netdev or switch lane
+    values: dict[str, dict[str, int]] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CounterSnapshot:
+    """The counters of one host's cabled interfaces, read in one round trip."""
+
+    host: str
+    taken: str  # ISO-8601, UTC
+    ports: dict[str, PortCounters] = field(default_factory=dict)
+    error: str | None = None  # the read failed as a whole (session, API)
+
+
+@dataclass(frozen=True)
+class CounterWindow:
+    """Counter snapshots taken just before and just after the active probes of a run."""
+
+    before: dict[str, CounterSnapshot]
+    after: dict[str, CounterSnapshot]
+    probes: tuple[str, ...] = ()  # what ran in between: "ping", "bandwidth", "nccl"
+    wall_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Facts:
     """All facts of one run. `errors` maps a host to why it could not be read."""
 
@@ -207,6 +240,7 @@ class Facts:
     bandwidth: tuple[BandwidthFact, ...] = ()
     schedule: dict[str, Any] = field(default_factory=dict)
     nccl: tuple[NcclFact, ...] = ()  # nccl-tests results, when a probe ran them
+    counters: CounterWindow | None = None  # counter snapshots around the active probes
 
 
 _ADAPTER: TypeAdapter[Facts] = TypeAdapter(Facts)

@@ -1,7 +1,10 @@
 """`fabric validate` as a function: facts -> active probes -> checks -> Report.
 
 Probes run only for the families that judge them: mtu (ping matrix), bw (bandwidth) and
-nccl (nccl-tests). `hosts` narrows everything to those hosts and the cables among them (see
+nccl (nccl-tests). counters judges counter deltas over the probes' traffic, so selecting it
+(`--only counters` too) runs the ping matrix and the bandwidth rounds between a snapshot of
+every host's counters before and one after; an idle window would prove nothing about errors
+or drops under load. `hosts` narrows everything to those hosts and the cables among them (see
 `Scope`).
 """
 
@@ -20,6 +23,7 @@ from fabric.errors import InputError
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
+from fabric.probes.counters import snapshot_reader
 from fabric.probes.run import ProbeOptions, run_probes
 from fabric.redact import redact
 from fabric.report.model import CheckResult, Report
@@ -29,6 +33,8 @@ from fabric.target import Target
 PING_FAMILIES = frozenset({"mtu"})
 BANDWIDTH_FAMILIES = frozenset({"bw"})
 NCCL_FAMILIES = frozenset({"nccl"})
+#: Families judged over the probes' traffic: they bring the ping matrix and bandwidth along.
+COUNTER_FAMILIES = frozenset({"counters"})
 
 
 def selected_families(only: set[str] | None) -> list[str]:
@@ -83,8 +89,9 @@ def run_validation(target: Target, only: set[str] | None = None,
     started = datetime.now(UTC)
     t0 = time.monotonic()
     wanted = None if scope is None else list(scope.collect)
-    opts = ProbeOptions(ping=bool(PING_FAMILIES & set(families)),
-                        bandwidth=bool(BANDWIDTH_FAMILIES & set(families)),
+    counters = bool(COUNTER_FAMILIES & set(families))
+    opts = ProbeOptions(ping=counters or bool(PING_FAMILIES & set(families)),
+                        bandwidth=counters or bool(BANDWIDTH_FAMILIES & set(families)),
                         nccl=bool(NCCL_FAMILIES & set(families)),
                         duration_s=duration_s, rate=rate,
                         hosts=None if scope is None else scope.hosts)
@@ -94,8 +101,10 @@ def run_validation(target: Target, only: set[str] | None = None,
         facts = collect_facts(target, hosts=wanted, progress=progress, nornir=nr)
         if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
             sparks = set(facts.sparks)
+            # the switch too: its lanes' counters are read on its open API connection
+            snapshot = snapshot_reader(nr, target.intent, facts) if counters else None
             facts = run_probes(nr.filter(filter_func=lambda h: h.name in sparks),
-                               target.intent, facts, opts, progress, say)
+                               target.intent, facts, opts, progress, say, snapshot)
     finally:
         nr.close_connections()
     results = validators.run_checks(target.intent, facts, only)

@@ -1,7 +1,8 @@
 """Check families: pure functions of intent and facts, registered by name.
 
-One module per family (link, mtu, addr + route, gid, cabling, bw, version, time, forward,
-switch, qos, nccl). `run_checks` runs them all, or those named by `only` (families or checks).
+One module per family (link, mtu, addr + route, gid, cabling, bw, counters, version, time,
+forward, switch, qos, nccl). `run_checks` runs them all, or those named by `only` (families or
+checks).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from validators import (  # noqa: F401  (importing a family module registers its
     addr,
     bw,
     cabling,
+    counters,
     forward,
     gid,
     link,

@@ -19,8 +19,8 @@ CheckFn = Callable[[Intent, Facts], list[CheckResult]]
 JudgeFn = Callable[[Intent, Facts, Out], None]
 
 #: Check families, in the order the operators check things (DOMAIN.md).
-FAMILIES: tuple[str, ...] = ("link", "mtu", "addr", "route", "gid", "cabling", "bw", "version",
-                             "time", "forward", "switch", "qos", "nccl")
+FAMILIES: tuple[str, ...] = ("link", "mtu", "addr", "route", "gid", "cabling", "bw", "counters",
+                             "version", "time", "forward", "switch", "qos", "nccl")
 
 REGISTRY: dict[str, CheckFn] = {}
 

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import yaml
+
+
+@dataclass(frozen=True)
+class CounterThresholds:
+    """The most a healthy link's counters may grow over one validation run (`counters.*`).
+
+    Counts are deltas between the snapshots taken before and after the active probes; the
+    drop limit is a fraction of the packets the same counter source saw in that window.
+    """
+
+    flaps_max: int = 0  # carrier changes, link-down events, RouterOS link-downs
+    errors_max: int = 0  # CRC, symbol, FEC-uncorrectable, FCS, rx/tx errors
+    drops_max_ratio: float = 0.0  # dropped / packets, per counter and direction
+    retrans_max: int = 0  # RoCE retransmission events (hw_counters)
+    pause_max: int = 0  # pause frames on priorities without PFC
+    pause_status: str = "warn"  # what pause frames above pause_max give: "warn" or "fail"
+
+    def __post_init__(self) -> None:
+        if self.pause_status not in ("warn", "fail"):
+            raise ValueError(f"counters.pause_status must be warn or fail, "
+                             f"not {self.pause_status!r}")
 
 
 @dataclass(frozen=True)
@@ -27,6 +48,7 @@ class LinkProfile:
     time_offset_max_s: float
     bandwidth_test_s: float = 10.0  # seconds per bandwidth test phase (overridable per run)
     iperf3_rate_per_twin: str | None = None  # iperf3 -b per twin (None: unlimited)
+    counters: CounterThresholds = field(default_factory=CounterThresholds)
 
 
 @cache
@@ -42,4 +64,6 @@ def profile_names() -> list[str]:
 
 def get_profile(name: str) -> LinkProfile:
     """The named profile; KeyError if there is none."""
-    return LinkProfile(name=name, **_raw_profiles()[name])
+    raw = dict(_raw_profiles()[name])
+    counters = CounterThresholds(**raw.pop("counters", {}))
+    return LinkProfile(name=name, counters=counters, **raw)

@@ -30,6 +30,7 @@ from typing import Any
 from fabric.errors import ParseError
 from fabric.parsers import (
     chrony,
+    counters,
     dmesg,
     ethtool,
     iperf3,
@@ -48,7 +49,7 @@ from fabric.parsers.records import Record
 from fabric.parsers.text import nothing_found
 
 _MODULES = (rdma, perftest, ethtool, iproute, ping, iperf3, lldp, chrony, mlnx_qos, nccl,
-            routeros, iptables, dmesg)
+            routeros, iptables, dmesg, counters)
 
 #: Every parser kind by name.
 KINDS: dict[str, Kind] = {kind.name: kind for module in _MODULES for kind in module.KINDS}

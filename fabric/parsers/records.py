@@ -248,6 +248,31 @@ class IpBrief(Record):
     addresses: tuple[str, ...]  # CIDRs (addr)
 
 
+# --- counters (ip -s -s -j link, sysfs hw_counters) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class IpLinkStats(Record):
+    """One interface of ``ip -s [-s] -j link``: its kernel counters, named ``rx_<key>`` and
+    ``tx_<key>`` after iproute2's JSON keys, plus ``carrier_changes`` (only with ``-s -s``).
+    A counter the output does not carry is absent, never zero."""
+
+    ifname: str
+    ifindex: int | None
+    operstate: str | None
+    counters: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class RdmaHwCounter(Record):
+    """One ``/sys/class/infiniband/<dev>/ports/<port>/hw_counters/<name>`` value."""
+
+    rdma_device: str
+    port: int
+    name: str
+    value: int
+
+
 # --- ping / iperf3 ------------------------------------------------------------------------
 
 

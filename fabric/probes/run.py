@@ -15,6 +15,7 @@ from rich.progress import Progress
 from fabric.facts import Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
+from fabric.probes.counters import Snapshot, counter_window
 from fabric.probes.nccl import TESTS, plan_nccl, with_missing
 from fabric.probes.ping import plan_ping_matrix, probes_by_host
 from fabric.probes.schedule import BandwidthTest, plan_bandwidth
@@ -131,15 +132,26 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None) -
 
 
 def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
-               progress: Progress | None = None, say: Say | None = None) -> Facts:
-    """The facts plus what the selected probes measured."""
+               progress: Progress | None = None, say: Say | None = None,
+               snapshot: Snapshot | None = None) -> Facts:
+    """The facts plus what the selected probes measured; with `snapshot`, also the counters
+    read just before and just after the probes (`Facts.counters`)."""
+    before = snapshot() if snapshot is not None else None
+    started = time.monotonic()
+    ran: list[str] = []
     if opts.ping and facts.sparks:
         facts = dataclasses.replace(facts, pings=run_pings(nr, intent, facts, progress,
                                                            opts.hosts))
+        ran.append("ping")
     if opts.bandwidth and len(facts.sparks) >= 2:
         facts = run_bandwidth(nr, intent, facts, opts, progress, say)
+        ran.append("bandwidth")
     if opts.nccl and facts.sparks:
         facts = run_nccl(nr, intent, facts, say)
+        ran.append("nccl")
+    if snapshot is not None and before is not None:
+        window = counter_window(before, snapshot(), ran, time.monotonic() - started)
+        facts = dataclasses.replace(facts, counters=window)
     return facts
 
 

@@ -18,6 +18,7 @@ EXPECTED = [
     "gid.present", "gid.index",
     "cabling.lldp",
     "bw.link",
+    "counters.flaps", "counters.errors", "counters.drops", "counters.retrans", "counters.pause",
     "version.consistent",
     "time.offset",
     "forward.policy",

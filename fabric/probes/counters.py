@@ -1,0 +1,225 @@
+"""Counter snapshots around the active probes (`counters.*` judges their deltas).
+
+A Spark's cabled twins are read in ONE batched command on its open SSH session: `ip -s -s -j
+link` (kernel counters, `carrier_changes`), `ethtool -S` per twin and the RDMA ports'
+`hw_counters`. All are world-readable, so a non-root login needs no sudo. The switch's cabled
+lanes are read with two API calls on its open connection: `/interface print stats` and
+`/interface/ethernet print stats`. A source that cannot be read is recorded with the reason
+(`PortCounters.unavailable`), and a counter that a source does not list is left out: nothing
+is ever filled in as zero.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from nornir.core import Nornir
+from nornir.core.task import Result, Task
+
+from fabric.errors import ParseError
+from fabric.facts import CounterSnapshot, CounterWindow, Facts, PortCounters
+from fabric.intent.model import Intent
+from fabric.parsers import parse
+from fabric.parsers.records import EthtoolCounter, IpLinkStats, RdmaHwCounter
+from fabric.probes.batch import JobOutput, batch_script, split_batch
+from fabric.tasks.push_shell import routeros
+from fabric.tasks.remote_exec import exec_script
+
+#: Counter sources (keys of `PortCounters.values`).
+IP, ETHTOOL, RDMA = "ip", "ethtool", "rdma"
+INTERFACE, ETHERNET = "interface", "ethernet"
+
+IP_STATS = "ip -s -s -j link show"
+HW_COUNTERS = "grep -s -H . /sys/class/infiniband/*/ports/*/hw_counters/*"
+RDMA_PORT = 1  # a CX-7 RDMA device has one port; hw_counters live under ports/1
+SPARK_TIMEOUT_S = 30.0
+
+#: The RouterOS menu of each switch source, read with `print stats`.
+_MENUS = {INTERFACE: "/interface", ETHERNET: "/interface/ethernet"}
+#: RouterOS counter attributes: everything `print stats` prints under these prefixes.
+_ROS_COUNTER_PREFIXES = ("rx-", "tx-", "fp-rx-", "fp-tx-", "rs-fec-", "fc-fec-")
+_ROS_COUNTERS = frozenset({"link-downs"})
+
+Snapshot = Callable[[], dict[str, CounterSnapshot]]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def spark_jobs(netdevs: Sequence[str]) -> list[str]:
+    """The jobs of one Spark's batch: kernel stats, hw_counters, then ethtool -S per twin."""
+    return [IP_STATS, HW_COUNTERS, *(f"ethtool -S {shlex.quote(n)}" for n in netdevs)]
+
+
+def _why(job: JobOutput, command: str) -> str:
+    first = next((ln.strip() for ln in job.text.splitlines() if ln.strip()), "")
+    if job.exit_code is None:
+        return f"`{command}`: no output came back"
+    return f"`{command}`: {first or 'no output'} (exit {job.exit_code})"
+
+
+def _parse_ip(job: JobOutput) -> tuple[dict[str, dict[str, int]], str | None]:
+    if job.exit_code != 0:
+        return {}, _why(job, IP_STATS)
+    try:
+        records = parse("ip_link_stats", job.text)
+    except ParseError as exc:
+        return {}, f"`{IP_STATS}`: {exc}"
+    return {r.ifname: dict(r.counters) for r in records if isinstance(r, IpLinkStats)}, None
+
+
+def _parse_rdma(job: JobOutput) -> tuple[dict[str, dict[str, int]], str | None]:
+    # grep exits 2 when one file could not be read; what it printed is still good
+    if not job.text.strip():
+        return {}, "no RDMA hw_counters under /sys/class/infiniband"
+    try:
+        records = parse("sysfs_hw_counters", job.text)
+    except ParseError as exc:
+        return {}, f"`{HW_COUNTERS}`: {exc}"
+    out: dict[str, dict[str, int]] = {}
+    for r in records:
+        if isinstance(r, RdmaHwCounter) and r.port == RDMA_PORT:
+            out.setdefault(r.rdma_device, {})[r.name] = r.value
+    return out, None
+
+
+def _parse_ethtool(job: JobOutput, netdev: str) -> tuple[dict[str, int] | None, str | None]:
+    command = f"ethtool -S {netdev}"
+    if job.exit_code != 0:
+        return None, _why(job, command)
+    try:
+        records = parse("ethtool_S", job.text)
+    except ParseError as exc:
+        return None, f"`{command}`: {exc}"
+    return {r.name: r.value for r in records if isinstance(r, EthtoolCounter)}, None
+
+
+def spark_snapshot(host: str, taken: str, twins: Sequence[tuple[str, str | None]],
+                   jobs: Sequence[JobOutput]) -> CounterSnapshot:
+    """A Spark's snapshot from its batch outputs (`spark_jobs` order); `twins` are (netdev,
+    RDMA device or None)."""
+    ip_stats, ip_why = _parse_ip(jobs[0])
+    hw, hw_why = _parse_rdma(jobs[1])
+    ports: dict[str, PortCounters] = {}
+    for (netdev, rdma), job in zip(twins, jobs[2:], strict=True):
+        values: dict[str, dict[str, int]] = {}
+        missing: dict[str, str] = {}
+        if netdev in ip_stats:
+            values[IP] = ip_stats[netdev]
+        else:
+            missing[IP] = ip_why or f"{netdev} is not listed by `{IP_STATS}`"
+        ethtool, why = _parse_ethtool(job, netdev)
+        if ethtool is not None:
+            values[ETHTOOL] = ethtool
+        else:
+            missing[ETHTOOL] = why or "no output"
+        if rdma is None:
+            missing[RDMA] = f"{netdev} has no RDMA device"
+        elif rdma in hw:
+            values[RDMA] = hw[rdma]
+        else:
+            missing[RDMA] = hw_why or f"no hw_counters for {rdma} port {RDMA_PORT}"
+        ports[netdev] = PortCounters(netdev, values, missing)
+    return CounterSnapshot(host, taken, ports)
+
+
+def ros_counters(row: Mapping[str, Any]) -> dict[str, int]:
+    """The counter attributes of one RouterOS row (`link-downs`, `rx-…`, `tx-…`), as ints."""
+    out: dict[str, int] = {}
+    for key, value in row.items():
+        name = str(key)
+        if name in _ROS_COUNTERS or name.startswith(_ROS_COUNTER_PREFIXES):
+            text = value.decode() if isinstance(value, bytes) else str(value)
+            if text.strip().isdigit():
+                out[name] = int(text)
+    return out
+
+
+def switch_snapshot(host: str, taken: str, lanes: Iterable[str],
+                    menus: Mapping[str, list[dict[str, Any]] | str]) -> CounterSnapshot:
+    """The switch's snapshot from `print stats` rows per source (or why the call failed)."""
+    by_name: dict[str, dict[str, dict[str, Any]]] = {}
+    for source, rows in menus.items():
+        if not isinstance(rows, str):
+            by_name[source] = {str(r.get("name", "")): r for r in rows}
+    ports: dict[str, PortCounters] = {}
+    for lane in lanes:
+        values: dict[str, dict[str, int]] = {}
+        missing: dict[str, str] = {}
+        for source, rows in menus.items():
+            row = by_name.get(source, {}).get(lane)
+            if isinstance(rows, str):
+                missing[source] = rows
+            elif row is None:
+                missing[source] = f"{lane} is not listed by {_MENUS[source]} print stats"
+            else:
+                values[source] = ros_counters(row)
+        ports[lane] = PortCounters(lane, values, missing)
+    return CounterSnapshot(host, taken, ports)
+
+
+def _print_stats(api: Any, menu: str) -> list[dict[str, Any]] | str:
+    try:
+        rows = api.get_resource(menu).call("print", {"stats": ""})
+    except Exception as exc:  # an API error on one menu leaves the other readable
+        return f"{menu} print stats failed: {type(exc).__name__}: {exc}"[:300]
+    return [{str(k): v for k, v in dict(r).items()} for r in rows]
+
+
+def read_counters(task: Task, intent: Intent,
+                  rdma_of: Mapping[str, Mapping[str, str]]) -> Result:
+    """Read this host's counters on its open connection: a Spark's cabled twins (one batched
+    command) or the switch's cabled lanes (two API calls). Read-only, so a dry run reads
+    too. Result: a CounterSnapshot. `rdma_of` maps host -> netdev -> RDMA device (facts)."""
+    host = task.host.name
+    if task.host.get("role") == "switch":
+        lanes = [lane.name for lane in (intent.switch.lanes if intent.switch else ())
+                 if lane.link_id is not None]
+        api = routeros(task)
+        taken = now()
+        menus = {source: _print_stats(api, menu) for source, menu in _MENUS.items()}
+        return Result(host=task.host, result=switch_snapshot(host, taken, lanes, menus))
+    known = rdma_of.get(host, {})
+    twins = [(p.netdev, known.get(p.netdev) or p.rdma or None) for p in intent.interfaces(host)]
+    jobs = spark_jobs([netdev for netdev, _ in twins])
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    taken = now()
+    _, out = exec_script(conn, batch_script(jobs), SPARK_TIMEOUT_S, login=True)
+    return Result(host=task.host,
+                  result=spark_snapshot(host, taken, twins, split_batch(out, len(jobs))))
+
+
+def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts) -> Snapshot:
+    """A function that snapshots every host whose facts were read (Sparks and switch) at
+    once, on the sessions `nr` holds open; a host that fails gets a snapshot with `error`."""
+    hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None else set())
+    sub = nr.filter(filter_func=lambda h: h.name in hosts)
+    rdma_of = {h: {netdev: dev for dev, netdev in sf.rdma.items()}
+               for h, sf in facts.sparks.items()}
+
+    def take() -> dict[str, CounterSnapshot]:
+        agg = sub.run(task=read_counters, intent=intent, rdma_of=rdma_of, name="counters",
+                      raise_on_error=False, on_failed=True)
+        out: dict[str, CounterSnapshot] = {}
+        for host in sorted(hosts):
+            multi = agg.get(host)
+            if multi is None or multi.failed or not isinstance(multi[0].result,
+                                                                CounterSnapshot):
+                why = ("did not run" if multi is None
+                       else str(multi[0].exception or "no snapshot"))[:300]
+                out[host] = CounterSnapshot(host, now(), error=f"counters not read: {why}")
+            else:
+                out[host] = multi[0].result
+        return out
+
+    return take
+
+
+def counter_window(before: dict[str, CounterSnapshot], after: dict[str, CounterSnapshot],
+                   probes: Sequence[str], wall_s: float) -> CounterWindow:
+    return CounterWindow(before=before, after=after, probes=tuple(probes),
+                         wall_s=round(wall_s, 3))
