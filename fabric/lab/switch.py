@@ -17,6 +17,8 @@ API_PORT = 8728
 NETMIKO_SUFFIX = "+ct511w4098h"
 #: What a veth moves, the "cable speed" the emulator scales its shaping against.
 LINE_RATE_MBIT = 10000
+#: Seconds a 200G PAM4 lane needs to train after a speed, FEC or auto-negotiation change.
+DEFAULT_TRAINING_S = 5.0
 
 
 def ssh_users(routeros_user: str) -> list[str]:
@@ -42,20 +44,27 @@ def shell_command(state: Path) -> str:
 
 
 def write_state(state: Path, identity: str, lanes: dict[str, int], username: str,
-                password: str) -> None:
-    from fabric.lab.routeros import write_initial_state
+                password: str, *, prepared: bool = False, mgmt_address: str | None = None) -> None:
+    """The switch's first configuration. Factory (the default): one `bridge` holding ether1 and
+    every lane, `mgmt_address` (e.g. "198.18.3.10/24") on `bridge`. `prepared`: as after the
+    README's preparation steps, ether1 out of the bridge and the address on ether1. Without
+    `mgmt_address`, `/ip/address` is empty. Only the emulated view moves: the kernel address
+    stays on the lab's management netdev ether1, which is never enslaved."""
+    from fabric.lab.routeros.state import FACTORY, PREPARED, write_initial_state
 
     write_initial_state(state, identity=identity, lanes=lanes, username=username,
-                        password=password)
+                        password=password, config=PREPARED if prepared else FACTORY,
+                        mgmt_address=mgmt_address)
 
 
 def start_api(holder_pid: int, host: str, state: Path, address: str, ready: Path,
-              log: Path) -> int:
-    """Start the API emulator inside the switch and wait for its ready file; its pid."""
+              log: Path, training_s: float = DEFAULT_TRAINING_S) -> int:
+    """Start the API emulator inside the switch and wait for its ready file; its pid.
+    `training_s`: how long a lane stays at no-link after a speed, FEC or autoneg change."""
     ready.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "fabric.lab.routeros", "serve", "--state", str(state),
             "--listen", f"{address}:{API_PORT}", "--line-rate-mbit", str(LINE_RATE_MBIT),
-            "--ready-file", str(ready)]
+            "--training-s", repr(float(training_s)), "--ready-file", str(ready)]
     pid = ns.spawn(ns.in_host(holder_pid, argv), log)
     ns.wait_until(f"{host}: RouterOS API on {address}:{API_PORT}",
                   lambda: ready.exists() and ns.port_open(address, API_PORT), timeout=20,

@@ -11,6 +11,7 @@ import routeros_api
 from netmiko import ConnectHandler
 
 from fabric.lab.registry import LabInfo
+from fabric.lab.routeros.platform import LANE_NAMES
 from tests.lab.conftest import ip_links
 
 pytestmark = pytest.mark.lab
@@ -67,12 +68,22 @@ def test_netmiko_mikrotik_identity_and_export(star4: LabInfo, auth: str) -> None
     assert "/system identity set name=crs804" in export
 
 
-def test_switch_lanes_start_like_a_fresh_switch(star4: LabInfo) -> None:
+def test_switch_starts_prepared(star4: LabInfo, api: Any) -> None:
+    """star4 starts as the README's preparation steps leave a factory CRS804: every lane in the
+    one offloaded `bridge` (enslaved in the kernel too), the management address on ether1."""
     links = ip_links(star4, "crs804")
     lanes = sorted(n for n in links if n.startswith("qsfp56-dd-"))
     assert lanes == ["qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-3-1", "qsfp56-dd-4-1"]
     for lane in lanes:
         assert links[lane]["mtu"] == 1500 and "UP" in links[lane]["flags"]
-        assert "master" not in links[lane]
-    assert not [n for n, d in links.items() if d.get("linkinfo", {}).get("info_kind") == "bridge"]
+        assert links[lane]["master"] == "bridge"
+    assert [n for n, d in links.items() if d.get("linkinfo", {}).get("info_kind") == "bridge"] \
+        == ["bridge"]
+    assert "master" not in links["ether1"]
     assert json.dumps(links["ether1"]).count(star4.mgmt["crs804"]) == 1
+    [address] = api.get_resource("/ip/address").get()
+    assert (address["address"], address["interface"], address["invalid"]) == (
+        f"{star4.mgmt['crs804']}/24", "ether1", "false")
+    ports = api.get_resource("/interface/bridge/port").get()
+    assert [p["interface"] for p in ports] == list(LANE_NAMES)
+    assert {(p["bridge"], p["hw"], p["hw-offload"]) for p in ports} == {("bridge", "true", "true")}

@@ -13,6 +13,7 @@ from fabric.lab.routeros.server import ApiServer
 
 CABLED = {"qsfp56-dd-1-1": 200, "qsfp56-dd-1-5": 200, "qsfp56-dd-2-1": 400}
 USER, PASSWORD = "admin", "s3cret=="
+MGMT_ADDRESS = "198.18.3.10/24"
 
 
 @dataclass

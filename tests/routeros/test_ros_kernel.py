@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import routeros_api
 from fabric.lab.routeros.device import Device
 from fabric.lab.routeros.kernel import KernelBackend
 from fabric.lab.routeros.server import ApiServer
-from fabric.lab.routeros.state import StateFile, write_initial_state
+from fabric.lab.routeros.state import FACTORY, StateFile, write_initial_state
 
 LANES = {"qsfp56-dd-1-1": 200, "qsfp56-dd-2-1": 400}
 PEERS = {"qsfp56-dd-1-1": "peer-1-1", "qsfp56-dd-2-1": "peer-2-1"}
@@ -57,7 +58,8 @@ def state_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def api(netns: str, state_path: Path) -> Iterator[Any]:
-    device = Device(StateFile(state_path), KernelBackend(netns), line_rate_mbit=10000)
+    device = Device(StateFile(state_path), KernelBackend(netns), line_rate_mbit=10000,
+                    training_s=0.0)
     device.reconcile()
     server = ApiServer(("127.0.0.1", 0), device)
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
@@ -145,3 +147,95 @@ def test_entry_point_reports_ready_and_serves(netns: str, state_path: Path) -> N
     finally:
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+# --- link training and the factory bridge on the real kernel --------------------------------
+
+TRAINING_S = 0.8
+
+
+def _carrier(ns: str, name: str) -> bool:
+    return "LOWER_UP" in link(ns, name)["flags"]
+
+
+def _wait(check: Any, timeout: float = TRAINING_S + 5) -> float:
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"not within {timeout}s")
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@pytest.fixture
+def served(netns: str, tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    """Factory state with ether1 (a veth like the lab's management netdev), training 0.8 s."""
+    ns_run(netns, "ip", "link", "add", "ether1", "type", "veth", "peer", "name", "mgmt-peer")
+    ns_run(netns, "ip", "link", "set", "ether1", "up")
+    ns_run(netns, "ip", "link", "set", "mgmt-peer", "up")
+    path = tmp_path / "factory.json"
+    write_initial_state(path, "crs804", LANES, "admin", "pw", config=FACTORY,
+                        mgmt_address="198.18.3.10/24")
+    device = Device(StateFile(path), KernelBackend(netns), line_rate_mbit=10000,
+                    training_s=TRAINING_S)
+    device.record_settings()
+    device.reconcile()
+    server = ApiServer(("127.0.0.1", 0), device)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    pool = routeros_api.RouterOsApiPool(
+        "127.0.0.1", username="admin", password="pw", port=server.server_address[1],
+        plaintext_login=True,
+    )  # fmt: skip
+    try:
+        yield pool.get_api(), path
+    finally:
+        pool.disconnect()
+        server.shutdown()
+        server.server_close()
+
+
+def test_factory_bridge_enslaves_the_lanes_not_ether1(served: tuple[Any, Path], netns: str) -> None:
+    api, _ = served
+    assert link(netns, "bridge")["ifname"] == "bridge"
+    assert {lane: link(netns, lane).get("master") for lane in LANES} == dict.fromkeys(
+        LANES, "bridge")
+    assert "master" not in link(netns, "ether1")
+    assert [_monitor(api, lane)["status"] for lane in LANES] == ["link-ok", "link-ok"]
+
+
+def test_training_drops_the_far_ends_carrier_then_restores_it(
+    served: tuple[Any, Path], netns: str
+) -> None:
+    api, _ = served
+    lane, peer = "qsfp56-dd-2-1", PEERS["qsfp56-dd-2-1"]
+    assert _carrier(netns, peer)
+    start = time.monotonic()
+    api.get_resource("/interface/ethernet").set(id=lane, **{"fec-mode": "fec91"})
+    assert not _carrier(netns, peer)  # at once: NO-CARRIER on the far end
+    assert "NO-CARRIER" in link(netns, peer)["flags"]
+    assert (_monitor(api, lane)["status"], _row(api, lane)["disabled"]) == ("no-link", "false")
+    _wait(lambda: _carrier(netns, peer))
+    assert time.monotonic() - start >= TRAINING_S * 0.9
+    assert _monitor(api, lane)["status"] == "link-ok"
+    assert link(netns, lane)["master"] == "bridge"  # still a bridge port
+
+
+def test_a_console_change_trains_too(served: tuple[Any, Path], netns: str) -> None:
+    """The SSH CLI is its own process; the API server's trainer brings the lane back."""
+    api, path = served
+    lane, peer = "qsfp56-dd-1-1", PEERS["qsfp56-dd-1-1"]
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabric.lab.routeros", "shell", "--state", str(path),
+         "--netns", netns],
+        input=f"/interface ethernet set {lane} speed=200G-baseCR4 auto-negotiation=no\n/quit\n",
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    assert "failure" not in proc.stdout and "no such" not in proc.stdout, proc.stdout
+    assert not _carrier(netns, peer)
+    _wait(lambda: _carrier(netns, peer))
+    assert time.monotonic() - start >= TRAINING_S * 0.9
+    mon = _monitor(api, lane)
+    assert (mon["status"], mon["rate"]) == ("link-ok", "200Gbps")
+    assert _tbf(netns, lane) == []  # forced 200G over a 200G cable: no shaping

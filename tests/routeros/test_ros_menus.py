@@ -18,15 +18,32 @@ def _one(resource: Any, **query: str) -> dict[str, str]:
     return dict(rows[0])
 
 
-def test_interface_print_lists_32_lanes(api: Any) -> None:
+def test_interface_print_lists_32_lanes_and_ether1(api: Any) -> None:
     rows = api.get_resource("/interface").get()
-    lanes = [r for r in rows if r["type"] == "ether"]
-    assert len(lanes) == 32
+    ports = [r for r in rows if r["type"] == "ether"]
+    lanes = [r for r in ports if r["name"].startswith("qsfp56-dd-")]
+    assert len(lanes) == 32 and len(ports) == 33
     assert {r["name"] for r in lanes} >= {"qsfp56-dd-1-1", "qsfp56-dd-4-8"}
-    cabled = {r["name"] for r in lanes if r["running"] == "true"}
-    assert cabled == {"qsfp56-dd-1-1", "qsfp56-dd-1-5", "qsfp56-dd-2-1"}
+    running = {r["name"] for r in ports if r["running"] == "true"}
+    assert running == {"qsfp56-dd-1-1", "qsfp56-dd-1-5", "qsfp56-dd-2-1", "ether1"}
     assert all(r["max-l2mtu"] == "9570" for r in lanes)
     assert {"actual-mtu", "l2mtu", "mac-address", "disabled", "id"} <= set(lanes[0])
+
+
+def test_ether1_is_an_ethernet_port_the_emulator_never_changes(api: Any, lab: Lab) -> None:
+    eth = api.get_resource("/interface/ethernet")
+    row = _one(eth, name="ether1")
+    assert (row["speed"], row["running"], row["disabled"]) == ("1G-baseT-full", "true", "false")
+    mon = eth.call("monitor", {"numbers": "ether1", "once": ""})[0]
+    assert (mon["status"], mon["rate"]) == ("link-ok", "1Gbps")
+    lab.backend.calls.clear()
+    eth.set(id="ether1", mtu="9000", comment="mgmt")
+    eth.call("disable", {"numbers": "ether1"})
+    assert lab.backend.calls == []  # the lab's management netdev is left alone
+    row = _one(eth, name="ether1")
+    assert (row["mtu"], row["comment"], row["disabled"], row["running"]) == (
+        "9000", "mgmt", "true", "false")
+    assert lab.backend.links()["ether1"].admin_up is True
 
 
 def test_identity_and_resource(api: Any, lab: Lab) -> None:
@@ -116,8 +133,8 @@ def test_disable_acts_on_kernel(api: Any, lab: Lab) -> None:
 
 def test_bridge_and_ports_follow_into_kernel(raw: RawClient, lab: Lab) -> None:
     raw.login()
-    assert raw.talk("/interface/bridge/add", "=name=bridge1") == [["!done", "=ret=*21"]]
-    assert raw.talk("/interface/bridge/add", "=name=br2") == [["!done", "=ret=*22"]]
+    assert raw.talk("/interface/bridge/add", "=name=bridge1") == [["!done", "=ret=*22"]]
+    assert raw.talk("/interface/bridge/add", "=name=br2") == [["!done", "=ret=*23"]]
     p1 = raw.talk("/interface/bridge/port/add", "=bridge=bridge1", "=interface=qsfp56-dd-1-1")
     p2 = raw.talk("/interface/bridge/port/add", "=bridge=br2", "=interface=qsfp56-dd-2-1")
     assert p1[0][0] == p2[0][0] == "!done"

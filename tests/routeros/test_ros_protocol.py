@@ -123,7 +123,7 @@ def test_bad_values_are_category_1_traps(
 
 def test_bridge_port_interface_errors(raw: RawClient) -> None:
     raw.login()
-    assert raw.talk("/interface/bridge/add", "=name=bridge1")[0] == ["!done", "=ret=*21"]
+    assert raw.talk("/interface/bridge/add", "=name=bridge1")[0] == ["!done", "=ret=*22"]
     nomatch = raw.talk("/interface/bridge/port/add", "=bridge=bridge1", "=interface=eth9")
     assert "=message=input does not match any value of interface" in nomatch[0]
     amb = raw.talk("/interface/bridge/port/add", "=bridge=bridge1", "=interface=qsfp56-dd-1")
@@ -149,13 +149,14 @@ def test_queries_and_stack_operations(raw: RawClient) -> None:
     assert names("?running=true", "?name=qsfp56-dd-1-1", "?#!&") == [
         "qsfp56-dd-1-5",
         "qsfp56-dd-2-1",
+        "ether1",
     ]
-    assert len(names("?type=ether", "?running=true", "?#&")) == 3
+    assert len(names("?type=ether", "?running=true", "?#&")) == 4
     assert len(names("?running=true", "?#!")) == 29
     assert names("?-comment", "?name=qsfp56-dd-4-8", "?#&") == ["qsfp56-dd-4-8"]
     assert names("?comment") == []
     assert names("?>name=qsfp56-dd-4-7") == ["qsfp56-dd-4-8"]
-    assert names("?<name=qsfp56-dd-1-2") == ["qsfp56-dd-1-1"]
+    assert names("?<name=qsfp56-dd-1-2") == ["qsfp56-dd-1-1", "ether1"]
     # index ops: 0 is the top; "0" at the end of a word keeps only that value
     assert names("?name=qsfp56-dd-1-1", "?name=qsfp56-dd-1-2", "?#1") == ["qsfp56-dd-1-1"]
     assert names("?name=qsfp56-dd-1-1", "?name=qsfp56-dd-1-2", "?#1.|") == ["qsfp56-dd-1-1"]
@@ -169,7 +170,7 @@ def test_proplist_limits_attributes(raw: RawClient) -> None:
 
 def test_count_only(raw: RawClient) -> None:
     raw.login()
-    assert raw.talk("/interface/print", "=count-only=", "?type=ether") == [["!done", "=ret=32"]]
+    assert raw.talk("/interface/print", "=count-only=", "?type=ether") == [["!done", "=ret=33"]]
 
 
 def test_concurrent_clients(lab: Lab) -> None:

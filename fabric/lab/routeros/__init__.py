@@ -6,12 +6,14 @@ How the lab starts it (one process per lab, inside the switch namespace)::
     from fabric.lab.routeros import write_initial_state
     write_initial_state("/run/fabric/L/crs804.json", identity="crs804",
                         lanes={"qsfp56-dd-1-1": 200, "qsfp56-dd-2-1": 200},  # cable Gbit/s
-                        username="admin", password="secret")
+                        username="admin", password="secret",
+                        config="factory",  # or "prepared"; default "no-defaults"
+                        mgmt_address="198.18.0.2/24")  # the /ip/address item (emulated only)
     # 2. create the cabled lanes as netdevs named like the lanes (veth ends) in L-crs804,
     # 3. start the API server in the namespace and wait for its readiness line:
     ip netns exec L-crs804 python -m fabric.lab.routeros serve \\
         --state /run/fabric/L/crs804.json --listen 198.18.0.2:8728 \\
-        [--line-rate-mbit 10000] [--ready-file /run/fabric/L/crs804.ready]
+        [--line-rate-mbit 10000] [--training-s 5.0] [--ready-file /run/fabric/L/crs804.ready]
 
 Readiness: once listening, the server prints exactly one line ``READY <host>:<port>`` to stdout
 (flushed) and, with ``--ready-file``, atomically writes ``<host>:<port>`` to that file. Read
@@ -19,13 +21,20 @@ stdout line by line (or poll for the file) - no sleeps. ``--listen HOST:0`` pick
 which the READY line reports. SIGTERM stops it cleanly.
 
 At start-up it makes the kernel match the state: lane MTU and admin state, the tbf shaping of
-lanes that negotiate below their cable, bridges and bridge ports.
+lanes that negotiate below their cable, bridges and bridge ports (never ether1: the management
+port is a bridge port only in the emulated view). Start-up does not train.
+
+Link training: a change of speed, FEC or auto-negotiation, or re-enabling a lane, holds the
+lane at ``no-link`` (its netdev down, so the far end loses carrier) for ``--training-s``
+seconds; a thread of the server brings it up at the deadline recorded in the state file, also
+for changes made through the SSH CLI.
 
 SSH CLI (for Netmiko's ``mikrotik_routeros``): make sshd's ``ForceCommand``::
 
     python -m fabric.lab.routeros shell --state /run/fabric/L/crs804.json
 
-It reads the same state file, so ``/export terse`` shows what the API configured.
+It reads the same state file and runs commands through the same menus as the API, so
+``/export terse`` shows what the API configured and a console ``set`` trains a lane too.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import sys
 
 from .device import DEFAULT_LINE_RATE_MBIT, Device
 from .kernel import KernelBackend
-from .state import StateFile
+from .state import DEFAULT_TRAINING_S, StateFile
 
 
 def _listen(text: str) -> tuple[str, int]:
@@ -27,20 +27,28 @@ def main(argv: list[str] | None = None) -> int:
     p_serve.add_argument("--line-rate-mbit", type=int, default=DEFAULT_LINE_RATE_MBIT)
     p_serve.add_argument("--ready-file")
     p_serve.add_argument("--netns", help="drive this namespace's kernel from outside it")
+    p_serve.add_argument("--training-s", type=float, default=DEFAULT_TRAINING_S,
+                         help="seconds a lane stays at no-link after a speed/FEC/autoneg change")
     p_shell = sub.add_parser("shell", help="interactive RouterOS terminal (sshd ForceCommand)")
     p_shell.add_argument("--state", required=True)
+    p_shell.add_argument("--netns", help="drive this namespace's kernel from outside it")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.cmd == "serve":
         from .server import serve
 
-        device = Device(StateFile(args.state), KernelBackend(args.netns), args.line_rate_mbit)
+        if args.training_s < 0:
+            parser.error("--training-s must be >= 0")
+        device = Device(StateFile(args.state), KernelBackend(args.netns), args.line_rate_mbit,
+                        training_s=args.training_s)
         host, port = args.listen
         serve(device, host, port, args.ready_file)
         return 0
     from .shell import run_shell
 
-    return run_shell(StateFile(args.state))
+    state_file = StateFile(args.state)
+    rate = state_file.load().line_rate_mbit
+    return run_shell(Device(state_file, KernelBackend(args.netns), rate))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,15 @@ LINK_MODES: dict[str, int] = {
     "400G-baseCR8": 400,
     "400G-baseSR8": 400,
 }
+#: The copper management port's link modes (RouterOS names).
+ETHER_LINK_MODES: tuple[str, ...] = (
+    "10M-baseT-half",
+    "10M-baseT-full",
+    "100M-baseT-half",
+    "100M-baseT-full",
+    "1G-baseT-half",
+    "1G-baseT-full",
+)
 FEC_MODES: tuple[str, ...] = ("auto", "fec74", "fec91", "off")
 DISCOVERY_PROTOCOLS: tuple[str, ...] = ("cdp", "lldp", "mndp")
 # Speeds at or above this need RS-FEC (fec91); only 400G may auto-negotiate on this chip.
@@ -61,6 +70,11 @@ class Platform:
     default_advertise: tuple[str, ...] = field(
         default=("100G-baseCR2", "100G-baseCR4", "200G-baseCR4", "400G-baseCR8")
     )
+    #: The RJ45 management port(s); the lab's switch namespace has a netdev of this name.
+    ether_ports: tuple[str, ...] = ("ether1",)
+    ether_l2mtu: int = 1592
+    ether_speed: str = "1G-baseT-full"
+    ether_advertise: tuple[str, ...] = field(default=ETHER_LINK_MODES)
 
     def lane_mac(self, index: int) -> str:
         return f"{MOD_MAC_PREFIX}:{0x10:02X}:{index // 256:02X}:{index % 256:02X}"

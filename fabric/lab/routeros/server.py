@@ -7,6 +7,7 @@ import signal
 import socketserver
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from types import FrameType
 
@@ -22,12 +23,26 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class ApiServer(socketserver.ThreadingTCPServer):
+    """The API on ``address``, plus the device's link-training thread (see ``Device``)."""
+
     daemon_threads = True
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], device: Device) -> None:
         self.device = device
         super().__init__(address, _Handler)
+        self._trainer_stop = threading.Event()
+        self._trainer = threading.Thread(
+            target=device.run_trainer, args=(self._trainer_stop,), name="link-training",
+            daemon=True,
+        )  # fmt: skip
+        self._trainer.start()
+
+    def server_close(self) -> None:
+        self._trainer_stop.set()
+        if self._trainer.is_alive() and self._trainer is not threading.current_thread():
+            self._trainer.join(timeout=5)
+        super().server_close()
 
     @property
     def address(self) -> str:
@@ -46,6 +61,7 @@ def _write_ready_file(path: str, text: str) -> None:
 
 def serve(device: Device, host: str, port: int, ready_file: str | None = None) -> None:
     """Reconcile the kernel with the state, bind, announce ``READY host:port``, serve forever."""
+    device.record_settings()
     device.reconcile()
     server = ApiServer((host, port), device)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import bridge, interface, neighbor, system
+from . import address, bridge, interface, neighbor, system
 from .base import Menu
 
 MENUS: dict[str, Menu] = {
-    m.path: m for mod in (system, interface, bridge, neighbor) for m in mod.MENUS
+    m.path: m for mod in (system, interface, bridge, address, neighbor) for m in mod.MENUS
 }

@@ -35,7 +35,7 @@ def _port_key(p: BridgePort) -> tuple[str, str]:
 
 
 def _interface_names(state: State) -> list[str]:
-    return [lane.name for lane in state.lanes] + [b.name for b in state.bridges]
+    return state.interface_names()
 
 
 def _apply_bridge_args(dev: Device, state: State, bridge: Bridge, args: dict[str, str]) -> None:
@@ -153,30 +153,60 @@ def hw_offloaded(state: State, port: BridgePort) -> bool:
 def port_rows(dev: Device) -> list[Row]:
     state, links = dev.load(), dev.links()
     lanes = {lane.name: lane for lane in state.lanes}
+    ethers = {e.name: e for e in state.ethers}
     rows: list[Row] = []
-    for p in state.bridge_ports:
-        lane = lanes.get(p.interface)
-        running = dev.lane_view(lane, links).running if lane else p.interface in links
+    for number, p in enumerate(state.bridge_ports, start=1):
+        lane, ether = lanes.get(p.interface), ethers.get(p.interface)
+        if lane is not None:
+            running = dev.lane_view(lane, links).running
+        elif ether is not None:
+            running = dev.ether_view(ether, links).running
+        else:
+            running = p.interface in links
+        offloaded = hw_offloaded(state, p)
+        inactive = p.disabled or not running
         row = {
             ".id": p.id,
             "interface": p.interface,
             "bridge": p.bridge,
-            "hw": yes(p.hw),
-            "hw-offload": yes(hw_offloaded(state, p)),
-            "pvid": str(p.pvid),
-            "inactive": yes(p.disabled or not running),
+            "priority": "0x80",
+            "path-cost": "10",
+            "internal-path-cost": "10",
             "edge": "auto",
             "point-to-point": "auto",
             "learn": "auto",
             "horizon": "none",
+            "auto-isolate": "false",
+            "restricted-role": "false",
+            "restricted-tcn": "false",
+            "pvid": str(p.pvid),
             "frame-types": "admit-all",
-            "priority": "0x80",
-            "path-cost": "10",
-            "internal-path-cost": "10",
+            "ingress-filtering": "true",
+            "unknown-unicast-flood": "true",
+            "unknown-multicast-flood": "true",
+            "broadcast-flood": "true",
+            "tag-stacking": "false",
+            "bpdu-guard": "false",
             "trusted": "false",
+            "multicast-router": "temporary-query",
+            "fast-leave": "false",
+            "hw": yes(p.hw),
+            "hw-offload": yes(offloaded),
+            "port-number": str(number),
+            "role": "disabled-port" if inactive else "designated-port",
+            "edge-port": yes(not inactive),
+            "edge-port-discovery": "true",
+            "point-to-point-port": yes(not inactive),
+            "external-fdb-status": "false",
+            "sending-rstp": yes(not inactive),
+            "learning": yes(not inactive),
+            "forwarding": yes(not inactive),
+            "inactive": yes(inactive),
             "dynamic": "false",
             "disabled": yes(p.disabled),
         }
+        if offloaded:
+            row["hw-offload-group"] = "switch1"
         if p.comment:
             row["comment"] = p.comment
         rows.append(row)

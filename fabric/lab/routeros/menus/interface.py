@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..device import Device, LaneView
-from ..platform import FEC_MODES, LINK_MODES
-from ..state import Lane, State
+from ..device import Device, EtherView, LaneView
+from ..errors import unknown_parameter
+from ..platform import ETHER_LINK_MODES, FEC_MODES, LINK_MODES
+from ..state import Ether, Lane, State
 from .base import (
     Menu,
     Reply,
@@ -40,6 +41,20 @@ def _lane_key(lane: Lane) -> tuple[str, str]:
     return lane.id, lane.name
 
 
+def _ether_key(ether: Ether) -> tuple[str, str]:
+    return ether.id, ether.name
+
+
+def _is_ref_of(ref: str, item_id: str, name: str) -> bool:
+    return (ref.startswith("*") and ref.upper() == item_id.upper()) or ref == name
+
+
+def split_ether_refs(state: State, refs: list[str]) -> tuple[list[str], list[str]]:
+    """(refs naming a copper port, the rest)."""
+    ethers = [r for r in refs if any(_is_ref_of(r, e.id, e.name) for e in state.ethers)]
+    return ethers, [r for r in refs if r not in ethers]
+
+
 def bridge_members(state: State) -> set[str]:
     return {p.interface for p in state.bridge_ports if not p.disabled}
 
@@ -69,6 +84,27 @@ def interface_rows(dev: Device) -> list[Row]:
         }
         if lane.comment:
             row["comment"] = lane.comment
+        rows.append(row)
+    for ether in state.ethers:
+        ev = dev.ether_view(ether, links)
+        row = {
+            ".id": ether.id,
+            "name": ether.name,
+            "default-name": ether.default_name,
+            "type": "ether",
+            "mtu": str(ether.mtu),
+            "actual-mtu": str(ether.mtu),
+            "l2mtu": str(ether.l2mtu),
+            "max-l2mtu": str(dev.platform.max_l2mtu),
+            "mac-address": ev.mac,
+            "link-downs": "0",
+            "running": yes(ev.running),
+            "slave": yes(ether.name in members),
+            "disabled": yes(ev.disabled),
+            "dynamic": "false",
+        }
+        if ether.comment:
+            row["comment"] = ether.comment
         rows.append(row)
     for bridge in state.bridges:
         link = links.get(bridge.name)
@@ -123,9 +159,37 @@ def ethernet_row(dev: Device, view: LaneView) -> Row:
     return row
 
 
+def ether_row(view: EtherView) -> Row:
+    e = view.ether
+    row = {
+        ".id": e.id,
+        "name": e.name,
+        "default-name": e.default_name,
+        "mtu": str(e.mtu),
+        "l2mtu": str(e.l2mtu),
+        "mac-address": view.mac,
+        "orig-mac-address": e.mac_address,
+        "arp": "enabled",
+        "arp-timeout": "auto",
+        "loop-protect": "default",
+        "auto-negotiation": yes(e.auto_negotiation),
+        "advertise": ",".join(e.advertise),
+        "speed": e.speed,
+        "tx-flow-control": "off",
+        "rx-flow-control": "off",
+        "bandwidth": "unlimited/unlimited",
+        "running": yes(view.running),
+        "disabled": yes(view.disabled),
+    }
+    if e.comment:
+        row["comment"] = e.comment
+    return row
+
+
 def ethernet_print(dev: Device, req: Request) -> Reply:
     state, links = dev.load(), dev.links()
     rows = [ethernet_row(dev, dev.lane_view(lane, links)) for lane in state.lanes]
+    rows += [ether_row(dev.ether_view(e, links)) for e in state.ethers]
     return print_reply(rows, req)
 
 
@@ -153,15 +217,58 @@ def _changed_lane(dev: Device, lane: Lane, args: dict[str, str]) -> Lane:
     return new
 
 
-def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
-    """Apply settings to lanes named by id or name, in the state file and the kernel."""
+def _changed_ether(dev: Device, ether: Ether, args: dict[str, str]) -> Ether:
+    p = dev.platform
+    new = replace(ether, advertise=list(ether.advertise))
+    for key, text in args.items():
+        if key == "mtu":
+            new.mtu = parse_int("mtu", text, p.min_mtu, p.max_l2mtu)
+        elif key == "l2mtu":
+            new.l2mtu = parse_int("l2mtu", text, 0, p.max_l2mtu)
+        elif key == "speed":
+            new.speed = parse_choice("speed", text, ETHER_LINK_MODES)
+        elif key == "auto-negotiation":
+            new.auto_negotiation = parse_bool("auto-negotiation", text)
+        elif key == "advertise":
+            new.advertise = parse_list("advertise", text, ETHER_LINK_MODES)
+        elif key == "disabled":
+            new.disabled = parse_bool("disabled", text)
+        elif key == "comment":
+            new.comment = text
+        else:
+            raise unknown_parameter()  # e.g. fec-mode: a copper port has none
+    return new
+
+
+def set_ethers(dev: Device, refs: list[str], args: dict[str, str]) -> None:
+    """Settings of the copper port(s): state only (the lab's management netdev is left alone)."""
     with dev.edit() as state:
-        lanes = pick(state.lanes, refs, _lane_key)
-        links = dev.links()
-        changes = [(lane, _changed_lane(dev, lane, args)) for lane in lanes]
-        for before, after in changes:
-            dev.apply_lane(before, after, links)
+        for ether in pick(state.ethers, refs, _ether_key):
+            state.ethers[state.ethers.index(ether)] = _changed_ether(dev, ether, args)
+
+
+def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
+    """Apply settings to lanes (and ether1) named by id or name, in the state and the kernel."""
+    state = dev.load()
+    ether_refs, lane_refs = split_ether_refs(state, refs)
+    pick(state.lanes, lane_refs, _lane_key)  # every miss and bad value before any change
+    for ether in pick(state.ethers, ether_refs, _ether_key):
+        _changed_ether(dev, ether, args)
+    if ether_refs:
+        set_ethers(dev, ether_refs, args)
+    if not lane_refs:
+        return
+    with dev.edit() as state:
+        names = [lane.name for lane in pick(state.lanes, lane_refs, _lane_key)]
+        for lane in [state.lane(n) for n in names]:  # validate every value before any change
+            assert lane is not None
+            _changed_lane(dev, lane, args)
+        for name in names:
+            before = state.lane(name)
+            assert before is not None
+            after = _changed_lane(dev, before, args)
             state.lanes[state.lanes.index(before)] = after
+            dev.apply_lane(state, before, after, dev.links())
 
 
 def ethernet_set(dev: Device, req: Request) -> Reply:
@@ -184,16 +291,17 @@ def monitor_row(view: LaneView) -> Row:
             "rx-flow-control": "false",
             "fec": result.fec,
         }
-    else:
+    else:  # training: the PHY is at work on a lit cable; else nothing to train with
+        autoneg = "incomplete" if view.training else "failed"
         row |= {
             "status": "no-link",
-            "auto-negotiation": "failed" if lane.auto_negotiation else "disabled",
+            "auto-negotiation": autoneg if lane.auto_negotiation else "disabled",
         }
     row["advertising"] = ",".join(lane.advertise)
     row["sfp-module-present"] = yes(view.present)
     if view.present:
         row |= {
-            "sfp-rx-loss": yes(not view.running),
+            "sfp-rx-loss": yes(not view.running and not view.training),
             "sfp-tx-fault": "false",
             "sfp-type": "QSFP56-DD" if lane.cable_gbps >= 400 else "QSFP56",
             "sfp-connector-type": "no-separable-connector",
@@ -205,12 +313,37 @@ def monitor_row(view: LaneView) -> Row:
     return row
 
 
+def ether_monitor_row(view: EtherView) -> Row:
+    e = view.ether
+    row: Row = {"name": e.name}
+    if view.running:
+        row |= {
+            "status": "link-ok",
+            "auto-negotiation": "done" if e.auto_negotiation else "disabled",
+            "rate": "1Gbps",
+            "full-duplex": "true",
+            "tx-flow-control": "false",
+            "rx-flow-control": "false",
+        }
+    else:
+        row |= {"status": "no-link", "auto-negotiation": "failed" if e.auto_negotiation
+                else "disabled"}  # fmt: skip
+    row["advertising"] = ",".join(e.advertise)
+    return row
+
+
 def ethernet_monitor(dev: Device, req: Request) -> Reply:
     """``monitor =numbers=X =once=``: one snapshot per lane (without ``once`` also one)."""
     check_args(req, (".id", "numbers", "once", "duration", "interval"))
     state, links = dev.load(), dev.links()
-    lanes = pick(state.lanes, target_refs(req), _lane_key)
-    rows = [monitor_row(dev.lane_view(lane, links)) for lane in lanes]
+    items: list[Lane | Ether] = [*state.lanes, *state.ethers]
+    picked = pick(items, target_refs(req), lambda x: (x.id, x.name))
+    rows = [
+        monitor_row(dev.lane_view(x, links))
+        if isinstance(x, Lane)
+        else ether_monitor_row(dev.ether_view(x, links))
+        for x in picked
+    ]
     if req.proplist is not None:
         rows = [{k: r[k] for k in req.proplist if k in r} for r in rows]
     return Reply(rows=rows)
