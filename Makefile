@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 FABRIC := $(VENV)/bin/fabric
 APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping iproute2 \
-                graphviz chromium procps psmisc openssl
+                graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
 .PHONY: setup apt venv demo test lint clean

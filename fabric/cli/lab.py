@@ -22,12 +22,28 @@ def register(app: typer.Typer) -> None:
 
     @lab.command("up")
     def up(topology: str = typer.Argument(..., help="Topology name or file."),
-           name: str = NameOpt) -> None:
+           name: str = NameOpt,
+           sudo_password: bool = typer.Option(
+               False, "--sudo-password",
+               help="sudo on the Sparks asks for the user's password (kept in the lab's "
+                    "secrets.json) instead of none: `sudo -n` fails, as on a Spark without "
+                    "NOPASSWD."),
+           switch_prepared: bool = typer.Option(
+               False, "--switch-prepared",
+               help="The CRS804 starts prepared (management address on ether1, outside the "
+                    "fabric bridge) instead of from its factory configuration."),
+           link_training: float | None = typer.Option(
+               None, "--link-training", metavar="SECONDS", min=0.0,
+               help="Seconds a switch lane stays without link after a speed, FEC or autoneg "
+                    "change (default: FABRIC_LAB_LINK_TRAINING_S, else 5)."),
+           ) -> None:
         """Build lab NAME from TOPOLOGY: one namespace per host, sshd, lldpd, the switch API."""
         from fabric.lab.builder import up as build
 
         start = time.monotonic()
-        info = build(topology, name, progress=lambda msg: err.print(f"[dim]·[/dim] {msg}"))
+        info = build(topology, name, progress=lambda msg: err.print(f"[dim]·[/dim] {msg}"),
+                     sudo_password=sudo_password, switch_prepared=switch_prepared,
+                     link_training_s=link_training)
         took = time.monotonic() - start
         err.print(f"[green]lab {info.name} is up[/green] ({info.topology}, "
                   f"{len(info.hosts)} hosts) in {took:.1f}s")

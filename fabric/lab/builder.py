@@ -22,7 +22,38 @@ from fabric.lab.registry import SCHEMA, LabInfo
 
 Progress = Callable[[str], None]
 TOOLS = ("ip", "tc", "unshare", "nsenter", "sysctl", "ssh-keygen", "openssl", "lldpcli", "ethtool",
-         sshd.SSHD, lldp.LLDPD)
+         "netplan", "sudo", "mountpoint", sshd.SSHD, lldp.LLDPD)
+#: How long a switch lane stays without link after a speed, FEC or autoneg change (seconds);
+#: FABRIC_LAB_LINK_TRAINING_S sets the default (tests make it small).
+LINK_TRAINING_ENV = "FABRIC_LAB_LINK_TRAINING_S"
+DEFAULT_LINK_TRAINING_S = switch.DEFAULT_TRAINING_S
+
+
+@dataclass(frozen=True)
+class LabOptions:
+    """How strict a lab is, recorded in lab.json under "options"."""
+
+    #: sudo on the Sparks asks for the user's password (in secrets.json) instead of NOPASSWD
+    sudo_password: bool = False
+    #: the CRS804 starts prepared (management address on ether1, outside the fabric bridge)
+    #: instead of from its factory configuration
+    switch_prepared: bool = False
+    #: seconds a switch lane stays without link after a speed/FEC/autoneg change
+    link_training_s: float = DEFAULT_LINK_TRAINING_S
+
+
+def default_link_training() -> float:
+    """FABRIC_LAB_LINK_TRAINING_S, else DEFAULT_LINK_TRAINING_S."""
+    text = os.environ.get(LINK_TRAINING_ENV, "").strip()
+    if not text:
+        return DEFAULT_LINK_TRAINING_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise InputError(f"{LINK_TRAINING_ENV}={text!r}: give the seconds as a number >= 0")
+    return value
 
 
 @dataclass
@@ -86,18 +117,32 @@ def plan_hosts(lab: str, intent: Intent, slot: int) -> dict[str, PlannedHost]:
 
 
 def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
-            hosts: dict[str, PlannedHost], created: str) -> dict[str, Any]:
+            hosts: dict[str, PlannedHost], created: str, options: LabOptions) -> dict[str, Any]:
     return {"schema": SCHEMA, "name": lab, "topology": intent.name,
             "topology_source": str(source.resolve()), "created": created, "state": state,
             "slot": slot, "subnet": str(mgmt.subnet(slot)), "bridge": names.bridge(lab),
             "switch": intent.switch.host if intent.switch else None,
-            "api_port": switch.API_PORT,
+            "api_port": switch.API_PORT, "spark_user": names.SPARK_USER,
+            "options": asdict(options),
             "hosts": {h: p.record() for h, p in hosts.items()}}
 
 
-def up(topology: str, lab: str, progress: Progress = lambda _: None) -> LabInfo:
-    """Build lab `lab` from `topology`; on any failure everything built so far is removed."""
+def up(topology: str, lab: str, progress: Progress = lambda _: None, *,
+       sudo_password: bool = False, switch_prepared: bool = False,
+       link_training_s: float | None = None) -> LabInfo:
+    """Build lab `lab` from `topology`; on any failure everything built so far is removed.
+
+    `sudo_password`: sudo on the Sparks asks for a password (see LabOptions);
+    `switch_prepared`: the switch starts prepared rather than factory-default;
+    `link_training_s`: default FABRIC_LAB_LINK_TRAINING_S, else 5 s.
+    """
     names.check_lab_name(lab)
+    if link_training_s is None:
+        link_training_s = default_link_training()
+    if not link_training_s >= 0:
+        raise InputError(f"link training {link_training_s!r}: give seconds >= 0")
+    options = LabOptions(sudo_password=sudo_password, switch_prepared=switch_prepared,
+                         link_training_s=float(link_training_s))
     check_prerequisites()
     source = resolve_topology(topology)
     inventory = default_inventory()
@@ -114,12 +159,13 @@ def up(topology: str, lab: str, progress: Progress = lambda _: None) -> LabInfo:
         d.mkdir(mode=0o755)
         created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         labfiles.write_json(d / "lab.json",
-                            _record(lab, intent, source, slot, "building", hosts, created))
+                            _record(lab, intent, source, slot, "building", hosts, created,
+                                    options))
     progress(f"lab {lab}: {intent.name}, {len(hosts)} hosts, management {mgmt.subnet(slot)}")
     try:
-        _build(lab, intent, source, inventory, slot, hosts, d, progress)
+        _build(lab, intent, source, inventory, slot, hosts, d, progress, options)
         labfiles.write_json(d / "lab.json",
-                            _record(lab, intent, source, slot, "up", hosts, created))
+                            _record(lab, intent, source, slot, "up", hosts, created, options))
     except BaseException:
         progress(f"lab {lab}: build failed, cleaning up")
         down(lab)
@@ -128,7 +174,8 @@ def up(topology: str, lab: str, progress: Progress = lambda _: None) -> LabInfo:
 
 
 def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
-           hosts: dict[str, PlannedHost], d: Path, progress: Progress) -> None:
+           hosts: dict[str, PlannedHost], d: Path, progress: Progress,
+           options: LabOptions) -> None:
     for sub in ("ssh", "hosts", "inventory", "logs"):
         (d / sub).mkdir(mode=0o755)
     for h in hosts:
@@ -140,10 +187,10 @@ def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
         _wire(lab, intent, slot, hosts)
         progress(f"namespaces, management bridge {names.bridge(lab)} and "
                  f"{len(intent.links)} cables")
-        secrets = labfiles.new_secrets()
+        secrets = labfiles.new_secrets(sudo_password=options.sudo_password)
         _write_files(lab, intent, source, inventory, hosts, d, secrets,
-                     {h: f.result() for h, f in keys.items()}, client.result())
-        list(pool.map(lambda h: _start_host(lab, intent, h, d, secrets), hosts.values()))
+                     {h: f.result() for h, f in keys.items()}, client.result(), options)
+        list(pool.map(lambda h: _start_host(lab, intent, h, d, options), hosts.values()))
     progress("sshd, lldpd" + (" and the RouterOS API" if intent.switch else "") + " running")
     lldp.announce_all({h.name: h.pids["holder"] for h in hosts.values()})
     load_intent(d / "topology.yaml", d / "inventory")  # the lab's own files must load
@@ -173,13 +220,23 @@ def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) ->
 
 def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
                  hosts: dict[str, PlannedHost], d: Path, secrets: dict[str, str],
-                 host_keys: dict[str, str], client_key: str) -> None:
+                 host_keys: dict[str, str], client_key: str, options: LabOptions) -> None:
     labfiles.write_topology(source, d / "topology.yaml", lab)
     labfiles.write_inventory(inventory, d / "inventory", {h: p.mgmt_ip for h, p in hosts.items()})
     labfiles.write_private(d / "secrets.json", labfiles.json_text(secrets))
     (d / "ssh" / "known_hosts").write_text("".join(
         sshd.known_hosts_line(p.mgmt_ip, host_keys[h]) + "\n" for h, p in hosts.items()))
     (d / "ssh" / "authorized_keys").write_text(client_key + "\n")
+    (d / "ssh" / "authorized_keys").chmod(0o644)  # sshd reads it as the (non-root) user
+    sparks = [p for p in hosts.values() if p.role == "spark"]
+    if sparks:
+        password = secrets.get("sudo_password")
+        crypted = (ns.run(["openssl", "passwd", "-6", "-stdin"], input=password + "\n").strip()
+                   if password else None)
+        user = hostenv.spark_user(crypted)
+        script = hostenv.netplan_script()
+        for p in sparks:
+            hostenv.write_spark_files(d / "hosts" / p.name, user, script)
     for h, p in hosts.items():
         hd = d / "hosts" / h
         is_switch = p.role == "switch"
@@ -188,23 +245,26 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
         (hd / "sshd_config").write_text(sshd.config(
             address=p.mgmt_ip, host_key=hd / "ssh_host_ed25519_key",
             authorized_keys=d / "ssh" / "authorized_keys", users=users, force_command=force,
-            passwords=is_switch))
+            passwords=is_switch, path=None if is_switch else hostenv.UBUNTU_PATH))
         (hd / "lldpd.conf").write_text(lldp.config(h))
         if is_switch:
             switch.write_accounts(hd, secrets["routeros_user"], secrets["routeros_password"])
             switch.write_state(d / "switch-state.json", h, cabling.lanes_of(intent, h),
-                               secrets["routeros_user"], secrets["routeros_password"])
+                               secrets["routeros_user"], secrets["routeros_password"],
+                               prepared=options.switch_prepared,
+                               mgmt_address=f"{p.mgmt_ip}/{p.mgmt_prefix}")
 
 
 def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
-                secrets: dict[str, str]) -> None:
+                options: LabOptions) -> None:
     hd = d / "hosts" / p.name
     logs = d / "logs"
     holder = hostenv.start_holder(p.namespace, p.name, d, hd)
     p.pids["holder"] = holder
     if p.role == "switch":
         p.pids["api"] = switch.start_api(holder, p.name, d / "switch-state.json", p.mgmt_ip,
-                                         hd / "api.ready", logs / f"{p.name}.api.log")
+                                         hd / "api.ready", logs / f"{p.name}.api.log",
+                                         training_s=options.link_training_s)
     p.pids["sshd"] = sshd.start(holder, p.name, hd / "sshd_config",
                                 logs / f"{p.name}.sshd.log", p.mgmt_ip)
     if p.fabric_ifs:

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from fabric.lab.names import SPARK_USER
+
 LAB_PROFILE = "veth"
 LAB_RAILS = ["198.19.0.0/24", "198.19.1.0/24"]
 LAB_DIRECT = "198.19.128.0/17"
@@ -63,9 +65,15 @@ def write_inventory(source: Path, target: Path, mgmt: dict[str, str]) -> None:
         (target / name).write_text(text)
 
 
-def new_secrets(ssh_user: str = "root", routeros_user: str = "admin") -> dict[str, str]:
-    return {"ssh_user": ssh_user, "routeros_user": routeros_user,
-            "routeros_password": secrets.token_urlsafe(18)}
+def new_secrets(ssh_user: str = SPARK_USER, routeros_user: str = "admin", *,
+                sudo_password: bool = False) -> dict[str, str]:
+    """The lab's credentials (secrets.json, 0600); `sudo_password`: the Spark user gets a
+    random password that sudo asks for (else sudo needs none)."""
+    out = {"ssh_user": ssh_user, "routeros_user": routeros_user,
+           "routeros_password": secrets.token_urlsafe(18)}
+    if sudo_password:
+        out["sudo_password"] = secrets.token_urlsafe(18)
+    return out
 
 
 def write_private(path: Path, text: str) -> None:

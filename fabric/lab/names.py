@@ -14,6 +14,8 @@ DEFAULT_LAB = "lab"
 #: The Spark's management netdev (DOMAIN.md) and the switch's, named like a RouterOS port.
 SPARK_MGMT_IF = "enP7s7"
 SWITCH_MGMT_IF = "ether1"
+#: The Spark's admin login: a normal user with sudo, as on DGX OS (never root).
+SPARK_USER = "dgxadmin"
 #: MTU of the hidden cable end that a Spark's two twins (macvlans) share.
 LOWER_MTU = 9216
 IFNAMSIZ = 15

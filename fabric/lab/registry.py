@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,10 @@ class LabInfo:
     bridge: str
     created: str
     state: str
+    #: the Spark user's password when sudo asks for one (`fabric lab up --sudo-password`)
+    sudo_password: str | None = None
+    #: how the lab was built (builder.LabOptions as a dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 def lab_dir(name: str) -> Path:
@@ -85,14 +89,15 @@ def load_lab(name: str) -> LabInfo:
         name=name, dir=d, topology=record.get("topology", ""),
         topology_path=d / "topology.yaml", inventory_dir=d / "inventory",
         known_hosts=d / "ssh" / "known_hosts", client_key=d / "ssh" / "id_ed25519",
-        ssh_user=secrets.get("ssh_user", "root"),
+        ssh_user=secrets.get("ssh_user", names.SPARK_USER),
         routeros_user=secrets.get("routeros_user", "admin"),
         routeros_password=secrets.get("routeros_password", ""),
         mgmt={h: v.mgmt_ip for h, v in hosts.items()},
         namespaces={h: v.namespace for h, v in hosts.items()},
         hosts=hosts, switch=record.get("switch"), api_port=int(record.get("api_port", 8728)),
         slot=int(record.get("slot", 0)), bridge=record.get("bridge", ""),
-        created=record.get("created", ""), state=record.get("state", "unknown"))
+        created=record.get("created", ""), state=record.get("state", "unknown"),
+        sudo_password=secrets.get("sudo_password"), options=dict(record.get("options", {})))
 
 
 def list_labs() -> list[str]:

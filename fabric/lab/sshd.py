@@ -25,8 +25,12 @@ def known_hosts_line(address: str, public_key: str) -> str:
 
 
 def config(*, address: str, host_key: Path, authorized_keys: Path, users: Sequence[str],
-           force_command: str | None = None, passwords: bool = False) -> str:
-    """sshd_config for one lab host: key login only (plus passwords for the switch CLI)."""
+           force_command: str | None = None, passwords: bool = False,
+           path: str | None = None) -> str:
+    """sshd_config for one lab host: key login only (plus passwords for the switch CLI).
+
+    `path`: the PATH of every session (without PAM, sshd would give a user its compiled-in
+    PATH without sbin; DGX OS gives /etc/environment's through pam_env)."""
     lines = [
         f"ListenAddress {address}:22",
         f"HostKey {host_key}",
@@ -47,6 +51,8 @@ def config(*, address: str, host_key: Path, authorized_keys: Path, users: Sequen
         "AcceptEnv LANG LC_*",
         f"Subsystem sftp {SFTP}",
     ]
+    if path:
+        lines.append(f"SetEnv PATH={path}")
     if force_command:
         lines.append(f"ForceCommand {force_command}")
     return "\n".join(lines) + "\n"

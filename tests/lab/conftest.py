@@ -22,30 +22,42 @@ from fabric.lab.registry import LabInfo
 
 pytestmark = pytest.mark.lab
 
+#: Seconds a switch lane trains after a speed/FEC/autoneg change in the test labs (5 s by
+#: default): small so tests that wait for carrier stay quick, not zero so they must poll.
+#: Passed explicitly: tests/conftest.py clears FABRIC_* (FABRIC_LAB_LINK_TRAINING_S too).
+LINK_TRAINING_S = 0.5
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _lab_prerequisites() -> None:
     if os.geteuid() != 0:
         pytest.fail("tests/lab need root (network namespaces, mounts, sshd): run them as root",
                     pytrace=False)
-    missing = [t for t in builder.TOOLS if shutil.which(t) is None]
+    missing = [t for t in (*builder.TOOLS, "ssh") if shutil.which(t) is None]
     if missing:
         pytest.fail(f"tests/lab need {', '.join(missing)}: run `make apt`", pytrace=False)
 
 
-def build(topology: str, name: str) -> LabInfo:
+def build(topology: str, name: str, **options: Any) -> LabInfo:
+    """A fresh lab; `options` are builder.up's (sudo_password, switch_prepared,
+    link_training_s)."""
     builder.down(name)  # a lab left by an interrupted run
-    return builder.up(topology, name)
+    options.setdefault("link_training_s", LINK_TRAINING_S)
+    return builder.up(topology, name, **options)
+
+
+#: lab_factory(topology, name, **options): the lab, built once per name in the session.
+LabFactory = Callable[..., LabInfo]
 
 
 @pytest.fixture(scope="session")
-def lab_factory() -> Iterator[Callable[[str, str], LabInfo]]:
+def lab_factory() -> Iterator[LabFactory]:
     """Build a lab once per (topology, name) in the session; all are removed at the end."""
     built: dict[str, LabInfo] = {}
 
-    def get(topology: str, name: str) -> LabInfo:
+    def get(topology: str, name: str, **options: Any) -> LabInfo:
         if name not in built:
-            built[name] = build(topology, name)
+            built[name] = build(topology, name, **options)
         return built[name]
 
     yield get
@@ -54,13 +66,16 @@ def lab_factory() -> Iterator[Callable[[str, str], LabInfo]]:
 
 
 @pytest.fixture(scope="session")
-def ring4(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
-    return lab_factory("ring4", "t-ring4")
+def ring4(lab_factory: LabFactory) -> LabInfo:
+    """ring4 (a DAC ring, no switch: switch_prepared only keeps the options alike)."""
+    return lab_factory("ring4", "t-ring4", switch_prepared=True)
 
 
 @pytest.fixture(scope="session")
-def star4(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
-    return lab_factory("star4", "t-star4")
+def star4(lab_factory: LabFactory) -> LabInfo:
+    """star4 with a switch already prepared (management address on ether1), as the README
+    tells an admin to do before the first push."""
+    return lab_factory("star4", "t-star4", switch_prepared=True)
 
 
 def in_host(info: LabInfo, host: str, *argv: str, check: bool = True) -> str:
@@ -70,6 +85,26 @@ def in_host(info: LabInfo, host: str, *argv: str, check: bool = True) -> str:
                           capture_output=True, text=True, timeout=30, check=False)
     if check and proc.returncode != 0:
         raise AssertionError(f"{host}: {' '.join(argv)}: {proc.stderr}")
+    return proc.stdout
+
+
+def ssh(info: LabInfo, host: str, command: str, *, user: str | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `command` on a lab host over the OpenSSH client as the lab's Spark user (the lab
+    key, host key verified); the finished process, stdout and stderr apart."""
+    argv = ["ssh", "-i", str(info.client_key), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+            "-o", f"UserKnownHostsFile={info.known_hosts}", "-o", "StrictHostKeyChecking=yes",
+            "-o", "GlobalKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
+            "-l", user or info.ssh_user, info.mgmt[host], command]
+    return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=60,
+                          check=False)
+
+
+def ssh_ok(info: LabInfo, host: str, command: str, input: str | None = None) -> str:
+    """`ssh` that must succeed; its stdout."""
+    proc = ssh(info, host, command, input=input)
+    if proc.returncode != 0:
+        raise AssertionError(f"{host}: {command}: exit {proc.returncode}: {proc.stderr}")
     return proc.stdout
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -88,8 +89,8 @@ def test_up_straight_after_down_of_the_same_name(topology: str) -> None:
 def _has_key(node: object, key: str) -> bool:
     if isinstance(node, dict):
         return key in node or any(_has_key(v, key) for v in node.values())
-    if isinstance(node, (list, tuple)) or hasattr(node, "__next__"):
-        return any(_has_key(v, key) for v in node)  # type: ignore[union-attr]
+    if isinstance(node, (list, tuple, Iterator)):
+        return any(_has_key(v, key) for v in node)
     return False
 
 

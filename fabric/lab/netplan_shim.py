@@ -1,0 +1,330 @@
+"""`netplan apply` inside a lab Spark: the real `netplan generate`, then its output applied.
+
+A network namespace has no systemd and no udev, so the real `netplan apply` (systemctl,
+udevadm, a restart of networkd or NetworkManager) cannot work there. `fabric lab up` therefore
+bind-mounts a small wrapper (`wrapper_text`) over the netplan executable in each Spark's mount
+namespace. The wrapper hands every subcommand to the real netplan (kept reachable at
+`REAL_NETPLAN`) except `apply`, which runs this file with the lab's Python:
+
+1. the real `netplan generate` (its messages pass through; a failure exits 78 like the real
+   `netplan apply`, which exits EX_CONFIG when the generator fails);
+2. the generated networkd files (/run/systemd/network/*netplan-*.network: [Match] Name,
+   [Link] MTUBytes, Address=) and NetworkManager keyfiles
+   (/run/NetworkManager/system-connections/netplan-*.nmconnection: interface-name, mtu,
+   ipv4 addressN) are read, and each named device gets exactly that MTU and those IPv4
+   addresses and is brought up, as networkd or NetworkManager would do;
+3. a device configured at the previous apply (STATE_FILE, in the host's private /run) that
+   netplan no longer names is deconfigured: IPv4 addresses flushed, MTU and up/down state back
+   to what they were before this file first touched it.
+
+Devices netplan does not name are never touched, nor the lab's hidden cable ends (`cx7-*`).
+What the lab does not emulate (DHCP, routes, virtual devices) is said on stderr; a device
+change that the kernel refuses is a warning and the exit stays 0, as networkd and
+NetworkManager only log such failures. Standard library only: it runs as a script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Where the lab keeps the real netplan executable reachable (a bind mount in the host's /run).
+REAL_DIR = "/run/fabric-lab/netplan"
+#: What the shim remembers between applies (the host's private /run).
+STATE_FILE = Path("/run/fabric-lab/netplan-shim.json")
+NETWORKD_DIR = Path("/run/systemd/network")
+NM_DIR = Path("/run/NetworkManager/system-connections")
+#: The lab's hidden cable ends (fabric.lab.names.lower): never a Spark device.
+HIDDEN_PREFIX = "cx7-"
+#: `netplan apply` exits with EX_CONFIG when `netplan generate` fails.
+EX_CONFIG = 78
+#: DGX OS's netplan file: NetworkManager manages every device.
+BASE_NAME = "01-network-manager-all.yaml"
+BASE_TEXT = ("# Let NetworkManager manage all devices on this system\n"
+             "network:\n  version: 2\n  renderer: NetworkManager\n")
+
+WRAPPER = """{shebang}
+# netplan in a fabric lab host, bind-mounted over {script} by `fabric lab up`.
+# Every subcommand runs the real netplan (kept at {real}) except `apply`: it needs
+# systemd and udev, which a network namespace does not have, so the lab runs the real
+# `netplan generate` and applies what it generated with `ip` (fabric/lab/netplan_shim.py).
+import os
+import runpy
+import sys
+
+# (as a normal user the real `netplan apply` fails at once, like on a Spark: it cannot read
+# /etc/netplan nor write /run)
+if os.geteuid() == 0 and next((a for a in sys.argv[1:] if a[:1] != "-"), None) == "apply":
+    os.execv({python!r}, [{python!r}, "-I", {shim!r}, "--netplan", sys.argv[0],
+                          *sys.argv[1:]])
+sys.path[0] = {script_dir!r}
+runpy.run_path({real!r}, run_name="__main__")
+"""
+
+
+def wrapper_text(script: str, shebang: str, python: str, shim: str) -> str:
+    """The wrapper that stands in for the netplan script `script` inside a lab host."""
+    return WRAPPER.format(shebang=shebang, script=script, real=real_path(script),
+                          python=python, shim=shim, script_dir=os.path.dirname(script))
+
+
+def real_path(script: str) -> str:
+    """Where the real netplan script stays reachable inside a lab host."""
+    return f"{REAL_DIR}/{os.path.basename(script)}"
+
+
+@dataclass
+class Wanted:
+    """What netplan's generated configuration asks of one device."""
+
+    device: str
+    source: str
+    mtu: int | None = None
+    addresses: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Link:
+    """A device as the kernel has it now."""
+
+    name: str
+    mtu: int
+    mac: str
+    up: bool
+    ipv4: list[str]
+
+
+#: {"original": {dev: {"mtu": int, "up": bool}}, "configured": {dev: source file}}
+State = dict[str, dict[str, Any]]
+
+
+class ShimError(Exception):
+    """A generated file the lab cannot read or a device command that could not run."""
+
+
+def parse_ini(text: str) -> list[tuple[str, str, str]]:
+    """(section, key, value) of a systemd unit or NetworkManager keyfile, in order (sections
+    and keys may repeat, so configparser does not fit)."""
+    out: list[tuple[str, str, str]] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            out.append((section, key.strip(), value.strip()))
+    return out
+
+
+def _ipv4(addr: str) -> str | None:
+    """`A.B.C.D/P` normalised, or None for IPv6 (the lab applies IPv4 only)."""
+    iface = ipaddress.ip_interface(addr.split(",", 1)[0].strip())
+    if iface.version != 4:
+        return None
+    return iface.with_prefixlen
+
+
+def _matches(names: Sequence[str], macs: Sequence[str], links: dict[str, Link]) -> list[str]:
+    found: list[str] = []
+    for link in links.values():
+        by_name = any(fnmatch.fnmatchcase(link.name, n) for n in names) if names else True
+        by_mac = link.mac.lower() in macs if macs else True
+        if (names or macs) and by_name and by_mac:
+            found.append(link.name)
+    # a device named outright that does not exist (yet) is configured once it appears
+    absent = [n for n in names if not any(c in n for c in "*?[") and n not in links]
+    return found + absent
+
+
+def read_networkd(directory: Path, links: dict[str, Link]) -> list[Wanted]:
+    """The .network files netplan rendered for systemd-networkd."""
+    out: list[Wanted] = []
+    for path in sorted(directory.glob("*netplan-*.network")):
+        entries = parse_ini(path.read_text())
+        names = [n for s, k, v in entries if s == "Match" and k == "Name" for n in v.split()]
+        macs = [m.lower() for s, k, v in entries if s == "Match" and k == "MACAddress"
+                for m in v.split()]
+        mtu = next((int(v) for s, k, v in entries if s == "Link" and k == "MTUBytes"), None)
+        addrs = [a for s, k, v in entries
+                 if (s, k) in (("Network", "Address"), ("Address", "Address"))
+                 if (a := _ipv4(v)) is not None]
+        notes = []
+        if any(s == "Network" and k == "DHCP" and v in ("yes", "ipv4") for s, k, v in entries):
+            notes.append("dhcp4 is not emulated by the lab (no DHCP server); no address set")
+        if any(s == "Route" for s, _, _ in entries):
+            notes.append("routes are not applied by the lab")
+        for dev in _matches(names, macs, links):
+            out.append(Wanted(dev, str(path), mtu, list(addrs), list(notes)))
+    return out
+
+
+def read_networkmanager(directory: Path, links: dict[str, Link]) -> list[Wanted]:
+    """The keyfiles netplan rendered for NetworkManager."""
+    out: list[Wanted] = []
+    for path in sorted(directory.glob("netplan-*.nmconnection")):
+        entries = parse_ini(path.read_text())
+        get = {(s, k): v for s, k, v in entries}
+        kind = get.get(("connection", "type"), "ethernet")
+        name = get.get(("connection", "interface-name"))
+        mac = get.get(("ethernet", "mac-address"))
+        if kind != "ethernet":
+            print(f"netplan apply (lab): {path.name}: {kind} connections are not emulated by "
+                  "the lab; skipped", file=sys.stderr)
+            continue
+        mtu_text = get.get(("ethernet", "mtu"))
+        method = get.get(("ipv4", "method"), "auto")
+        addrs = [a for s, k, v in entries
+                 if s == "ipv4" and k.startswith("address") and k[7:].isdigit()
+                 if (a := _ipv4(v)) is not None]
+        notes = []
+        if method == "auto":
+            notes.append("dhcp4 is not emulated by the lab (no DHCP server); no address set")
+        if any(s == "ipv4" and k.startswith("route") for s, k, _ in entries):
+            notes.append("routes are not applied by the lab")
+        devices = _matches([name] if name else [], [mac.lower()] if mac else [], links)
+        for dev in devices:
+            out.append(Wanted(dev, str(path), int(mtu_text) if mtu_text else None,
+                              list(addrs), list(notes)))
+    return out
+
+
+def current_links() -> dict[str, Link]:
+    data = json.loads(_ip(["-j", "addr", "show"]) or "[]")
+    return {d["ifname"]: Link(name=d["ifname"], mtu=int(d["mtu"]),
+                              mac=str(d.get("address", "")).lower(),
+                              up="UP" in d.get("flags", []),
+                              ipv4=[f"{a['local']}/{a['prefixlen']}"
+                                    for a in d.get("addr_info", []) if a["family"] == "inet"])
+            for d in data}
+
+
+def _ip(args: Sequence[str], stdin: str | None = None) -> str:
+    proc = subprocess.run(["ip", *args], input=stdin, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0 and stdin is None:
+        raise ShimError(f"ip {' '.join(args)}: {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        for line in proc.stderr.strip().splitlines():
+            print(f"netplan apply (lab): {line}", file=sys.stderr)
+    return proc.stdout
+
+
+def load_state(path: Path) -> State:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {"original": {}, "configured": {}}
+    return {"original": dict(data.get("original", {})),
+            "configured": dict(data.get("configured", {}))}
+
+
+def save_state(path: Path, state: State) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def plan(wanted: Sequence[Wanted], links: dict[str, Link],
+         state: State) -> list[str]:
+    """`ip -batch` lines that make the devices match `wanted` and undo what is no longer
+    wanted; `state` is updated in place."""
+    original = state["original"]
+    lines: list[str] = []
+    chosen: dict[str, Wanted] = {}
+    for w in wanted:
+        if w.device.startswith(HIDDEN_PREFIX):
+            print(f"netplan apply (lab): {w.device} is the lab's hidden cable end, not a Spark "
+                  "device; left alone", file=sys.stderr)
+            continue
+        chosen.setdefault(w.device, w)  # networkd: the first file in lexical order wins
+    for dev, w in chosen.items():
+        for note in w.notes:
+            print(f"netplan apply (lab): {dev}: {note}", file=sys.stderr)
+        link = links.get(dev)
+        if link is None:
+            continue  # configured once it exists; the lab never creates devices
+        if dev not in original:
+            original[dev] = {"mtu": link.mtu, "up": link.up}
+        before = original[dev]
+        mtu = w.mtu if w.mtu is not None else int(before["mtu"])
+        if link.mtu != mtu:
+            lines.append(f"link set dev {dev} mtu {mtu}")
+        lines += [f"addr del {a} dev {dev}" for a in link.ipv4 if a not in w.addresses]
+        lines += [f"addr add {a} dev {dev}" for a in w.addresses if a not in link.ipv4]
+        if not link.up:
+            lines.append(f"link set dev {dev} up")
+    for dev in sorted(set(state["configured"]) - set(chosen)):
+        link = links.get(dev)
+        before = original.pop(dev, None)
+        if link is None:
+            continue
+        lines += [f"addr del {a} dev {dev}" for a in link.ipv4]
+        if before is not None:
+            if link.mtu != int(before["mtu"]):
+                lines.append(f"link set dev {dev} mtu {int(before['mtu'])}")
+            if link.up != bool(before["up"]):
+                lines.append(f"link set dev {dev} {'up' if before['up'] else 'down'}")
+    state["configured"] = {dev: w.source for dev, w in chosen.items()}
+    return lines
+
+
+def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
+          nm: Path = NM_DIR) -> None:
+    links = current_links()
+    wanted = [*read_networkd(networkd, links), *read_networkmanager(nm, links)]
+    state = load_state(state_file)
+    lines = plan(wanted, links, state)
+    if lines:
+        _ip(["-force", "-batch", "-"], stdin="".join(f"{line}\n" for line in lines))
+    save_state(state_file, state)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    top = argparse.ArgumentParser(add_help=False)
+    top.add_argument("--netplan", required=True, help="the netplan executable (the wrapper)")
+    top.add_argument("--debug", action="store_true")
+    known, rest = top.parse_known_args(argv)
+    prog = f"{known.netplan} apply"
+    sub = argparse.ArgumentParser(prog=prog, description="Apply current netplan config to "
+                                  "running system")
+    sub.add_argument("command", choices=["apply"], help=argparse.SUPPRESS)
+    sub.add_argument("--sriov-only", action="store_true",
+                     help="Only apply SR-IOV related configuration and exit")
+    sub.add_argument("--only-ovs-cleanup", action="store_true",
+                     help="Only clean up old OpenVSwitch interfaces and exit")
+    sub.add_argument("--state", help="Directory containing previous YAML configuration")
+    sub.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    args = sub.parse_args(rest)
+    if args.sriov_only or args.only_ovs_cleanup:
+        return 0  # no SR-IOV and no Open vSwitch in a lab
+    generate = [known.netplan, *(["--debug"] if known.debug or args.debug else []), "generate"]
+    if subprocess.call(generate) != 0:
+        return EX_CONFIG
+    if os.geteuid() != 0:
+        print("netplan apply: Permission denied (run it as root)", file=sys.stderr)
+        return 1
+    try:
+        apply()
+    except (ShimError, OSError, ValueError) as exc:
+        print(f"netplan apply (lab): {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
