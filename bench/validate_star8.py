@@ -24,7 +24,7 @@ def main(topology: str = "star8") -> int:
     builder.down(lab)
     try:
         t0 = time.monotonic()
-        builder.up(topology, lab)
+        builder.up(topology, lab, switch_prepared=True)
         up_s = time.monotonic() - t0
         t0 = time.monotonic()
         push = fabric("push", "--lab", lab, "--apply")

@@ -14,7 +14,7 @@ fi
 
 echo "== fabric lab up star4 --name $LAB" >&2
 "$FABRIC" lab down --name "$LAB"
-"$FABRIC" lab up star4 --name "$LAB"
+"$FABRIC" lab up star4 --name "$LAB" --switch-prepared
 
 echo "== fabric lab status" >&2
 "$FABRIC" lab status
@@ -31,5 +31,5 @@ echo "HTML report: $(pwd)/demo-report.html" >&2
 
 echo >&2
 echo "The lab $LAB is still up. Try: ssh -i /run/fabric/labs/$LAB/ssh/id_ed25519" \
-  "-o UserKnownHostsFile=/run/fabric/labs/$LAB/ssh/known_hosts root@<mgmt ip>" >&2
+  "-o UserKnownHostsFile=/run/fabric/labs/$LAB/ssh/known_hosts dgxadmin@<mgmt ip>" >&2
 echo "Tear it down with: $FABRIC lab down --name $LAB" >&2

@@ -77,7 +77,7 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
         err_console.print(f"backup: {out.run_dir}", highlight=False, markup=False)
     for host, why in out.plan.refused.items():
         err_console.print(f"REFUSED {host} (nothing changed there): {scrub(why)}",
-                          style="red", highlight=False, markup=False)
+                          style="red", highlight=False, markup=False, soft_wrap=True)
     if out.plan.switch is not None and out.plan.switch.refused:
         err_console.print("nothing is changed on any host while the switch is refused: the "
                           "fabric depends on it", style="red", highlight=False, markup=False)

@@ -17,7 +17,13 @@ from fabric.push.model import PushPlan
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 from fabric.push.render import NETPLAN_PATH
 from fabric.push.runner import push_session, run_task
-from fabric.push.verify import LINK_WAIT_S, current_plan, verify
+from fabric.push.verify import (
+    LINK_WAIT_S,
+    current_plan,
+    verify,
+    wait_for_links,
+    wait_for_training,
+)
 from fabric.target import Target
 from fabric.tasks.apply_spark_config import apply_spark_config
 from fabric.tasks.apply_switch_config import apply_switch_config
@@ -119,6 +125,9 @@ def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         progress("verification failed: rolling back every changed host")
         out.rolled_back, out.rollback_errors = rollback.restore(target, directory, manifest,
                                                                 workers, nr)
+        # the restored lane settings restart the same port groups: let them train again
+        wait_for_links(target, plan, sorted(out.rolled_back), workers, progress, nr,
+                       link_wait_s)
         status = "rolled-back" if not out.rollback_errors else "rollback-failed"
     manifest |= {"status": status, "finished": _now(), "apply_errors": out.apply_errors,
                  "problems": out.problems, "rollback_errors": out.rollback_errors}
@@ -173,6 +182,9 @@ def rollback_run(target: Target, run_id: str, workers: int, progress: Progress
         progress(f"restoring {len(hosts)} hosts from {directory}")
         with push_session(target, hosts, workers) as nr:
             done, errors = rollback.restore(target, directory, manifest, workers, nr)
+            twins, lanes, switch = rollback.restarted(manifest)
+            wait_for_training(target, twins, lanes, switch, sorted(done), workers, progress,
+                              nr, LINK_WAIT_S)
     manifest["rolled_back"] = _now()
     backup.save_manifest(directory, manifest)
     return done, errors

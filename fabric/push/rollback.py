@@ -40,6 +40,18 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
     return done, errors
 
 
+def restarted(manifest: dict[str, Any]) -> tuple[dict[str, tuple[str, ...]], tuple[str, ...],
+                                                  str | None]:
+    """(Spark -> twins, lanes, switch) a restore of this run may restart: the twins it
+    touched and every used lane of the switch (their settings are put back)."""
+    hosts: dict[str, Any] = manifest.get("hosts", {})
+    twins = {h: tuple(v.get("touched", ())) for h, v in hosts.items()
+             if v.get("role") == "spark" and v.get("touched")}
+    switch = next((h for h, v in hosts.items() if v.get("role") == "switch"), None)
+    lanes = tuple(hosts[switch].get("lanes", ())) if switch else ()
+    return twins, lanes, switch
+
+
 def _files(entry: dict[str, Any]) -> tuple[str, ...]:
     """The files a run manages on a Spark (a run from before sysctl.d: its netplan file)."""
     return tuple(entry.get("files") or [entry.get("netplan_path", NETPLAN_PATH)])

@@ -124,8 +124,20 @@ def wait_for_links(target: Target, plan: PushPlan, hosts: list[str], workers: in
     on its twins and `link-ok` on its lane; what is still down when time is up (the
     verification that follows judges it)."""
     twins, lanes = training_links(target, plan)
+    switch = plan.switch.host if plan.switch is not None else None
+    return wait_for_training(target, twins, lanes, switch, hosts, workers, progress, nornir,
+                             timeout_s)
+
+
+def wait_for_training(target: Target, twins: dict[str, tuple[str, ...]],
+                      lanes: tuple[str, ...], switch: str | None, hosts: list[str],
+                      workers: int, progress: Callable[[str], None], nornir: Nornir | None,
+                      timeout_s: float) -> list[str]:
+    """Poll until `twins` (per Spark) have carrier and `lanes` are `link-ok`, at most
+    `timeout_s`, saying what it waits for every few seconds; what is still down."""
     twins = {h: t for h, t in twins.items() if h in hosts}
-    switch = plan.switch.host if plan.switch is not None and plan.switch.host in hosts else None
+    if switch not in hosts:
+        switch = None
     started = time.monotonic()
     said = -LINK_WAIT_REPORT_S
     while True:

@@ -69,7 +69,7 @@ def _all_up(info: LabInfo) -> bool:
 def lab() -> Iterator[LabInfo]:
     builder.down(LAB)
     try:
-        builder.up("star4", LAB)
+        builder.up("star4", LAB, switch_prepared=True)
         configure(LAB)
         info = load_lab(LAB)
         assert eventually(lambda: _all_up(info), timeout=TRAINED_WITHIN_S), \

@@ -37,7 +37,7 @@ def _monitor(lab: LabInfo, lane: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def star(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
     """A star4 lab configured the way push would: lanes forced to 200G, MTU 9000, addresses."""
-    lab = lab_factory("star4", "t-faults")
+    lab = lab_factory("star4", "t-faults", switch_prepared=True)
     pool = _api(lab)
     try:
         eth = pool.get_api().get_resource("/interface/ethernet")
@@ -160,7 +160,7 @@ def test_unknown_fault_or_target_is_input_error(cli: Any) -> None:
 
 def test_swap_on_a_ring_repairs_cables_between_sparks(
         lab_factory: Callable[[str, str], LabInfo], cli: Any) -> None:
-    ring = lab_factory("ring4", "t-ringf")
+    ring = lab_factory("ring4", "t-ringf", switch_prepared=True)
     mac = ip_links(ring, "spark01")["enp1s0f0np0"]["address"]
     assert cli("fault", "swap", "spark01:p0,spark03:p0", lab=ring)[0] == 0
     assert eventually(lambda: {h for i, h, _ in lldp_neighbors(ring, "spark01")

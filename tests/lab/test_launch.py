@@ -32,7 +32,7 @@ def fabric(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]
 @pytest.fixture(scope="module")
 def validated(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
     """star4 lab, pushed and validated (the gate's report is written by validate)."""
-    info = lab_factory("star4", "t-launch")
+    info = lab_factory("star4", "t-launch", switch_prepared=True)
     push = fabric("push", "--lab", info.name, "--apply")
     assert push.returncode == 0, push.stderr[-3000:]
     val = fabric("validate", "--lab", info.name, "--only", "link,mtu,addr,route")

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def lab() -> Iterator[LabInfo]:
     builder.down(LAB)
-    info = builder.up("star4", LAB)
+    info = builder.up("star4", LAB, switch_prepared=True)
     try:
         yield info
     finally:
@@ -83,10 +83,31 @@ def ns(lab: LabInfo, host: str, *cmd: str) -> str:
 def snapshot(lab: LabInfo) -> dict[str, Any]:
     """`ip -j -d addr` of every Spark and the emulator's configuration (ids aside)."""
     out: dict[str, Any] = {h: json.loads(ns(lab, h, "ip", "-j", "-d", "addr")) for h in SPARKS}
+    out |= {f"{h}:netplan": netplan_view(lab, h) for h in SPARKS}
     state = json.loads((lab.dir / "switch-state.json").read_text())
     state.pop("next_id")
+    for lane in state["lanes"]:
+        lane.pop("training_until", None)  # when the PHY last trained: not configuration
     out["crs804"] = state
     return out
+
+
+def netplan_view(lab: LabInfo, host: str) -> dict[str, Any]:
+    """What netplan makes of the host (`netplan get`) and what it generated under /run."""
+    holder = lab.hosts[host].pids["holder"]
+    live = sorted(str(p.relative_to(host_path(holder, "/run")))
+                  for d in ("systemd/network", "NetworkManager/system-connections")
+                  for p in host_path(holder, f"/run/{d}").glob("*"))
+    return {"get": in_host(lab, host, "netplan", "get"), "run": live}
+
+
+def networkmanager_owns_the_host(lab: LabInfo, host: str) -> bool:
+    """netplan's output keeps NetworkManager the renderer of every device (enP7s7 too): its
+    globally-managed override is there and networkd was given no device."""
+    holder = lab.hosts[host].pids["holder"]
+    override = host_path(holder, "/run/NetworkManager/conf.d/10-globally-managed-devices.conf")
+    return override.exists() and not list(host_path(holder, "/run/systemd/network")
+                                          .glob("*.network"))
 
 
 def twin(lab: LabInfo, host: str, netdev: str) -> dict[str, Any]:
@@ -112,13 +133,13 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     assert r.returncode == 0, r.stderr
     for host in SPARKS:
         assert f"{host}: 9 changes" in r.stderr
-    assert "crs804 (RouterOS 7.19.4 (stable)): 26 changes" in r.stderr
+    assert "crs804 (RouterOS 7.19.4 (stable)): 21 changes" in r.stderr
     assert "$ ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
     assert "+++ /etc/netplan/40-fabric.yaml (intent)" in r.stderr
     assert f"+++ {SYSCTL_PATH} (intent)" in r.stderr
     assert "+net.ipv4.conf.enp1s0f0np0.arp_ignore = 1" in r.stderr
     assert "speed: 400G-baseCR8 -> 200G-baseCR4, auto-negotiation: yes -> no" in r.stderr
-    assert "dry run: 62 changes on 5 hosts" in r.stderr
+    assert "dry run: 57 changes on 5 hosts" in r.stderr
     assert snapshot(lab) == fresh, "a dry run changed something"
     assert all(sysctl_file(lab, h) is None for h in SPARKS)
 
@@ -128,8 +149,9 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
     ns(lab, "spark02", "ip", "link", "set", "cx7-p0", "down")  # spark02's cable goes dark
     try:
         before = snapshot(lab)
-        r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+        r = fabric(state_dir, "push", "--lab", LAB, "--apply", "--link-wait", "6")
         assert r.returncode == 1, r.stderr
+        assert "links still down after" in r.stderr and "spark02:enp1s0f0np0" in r.stderr
         assert "verification failed on spark02: enp1s0f0np0: link not up" in r.stderr
         assert "rolled back: crs804, spark01, spark02, spark03, spark04" in r.stderr
         assert snapshot(lab) == before
@@ -145,8 +167,12 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
 def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
     r = fabric(state_dir, "push", "--lab", LAB, "--apply")
     assert r.returncode == 0, r.stderr
-    assert "applied 62 changes" in r.stderr
+    assert "applied 57 changes" in r.stderr
+    # the lanes' speed changed, so they trained for seconds; verification waited, no rollback
+    assert "waiting for links to train" in r.stderr and "every link trained after" in r.stderr
+    assert lab.ssh_user != "root"
     for n, host in enumerate(SPARKS, start=1):
+        assert networkmanager_owns_the_host(lab, host)
         a = twin(lab, host, "enp1s0f0np0")
         b = twin(lab, host, "enP2p1s0f0np0")
         assert (a["mtu"], b["mtu"]) == (9000, 9000)
@@ -168,9 +194,10 @@ def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> Non
         assert (lane["speed"], lane["auto_negotiation"], lane["fec_mode"], lane["mtu"],
                 lane["l2mtu"]) == ("200G-baseCR4", False, "fec91", 9000, 9216)
     assert lanes["qsfp56-dd-1-2"]["speed"] == "400G-baseCR8"  # unused lanes left alone
-    assert [b["name"] for b in state["bridges"]] == ["bridge"]
-    assert sorted((p["interface"], p["hw"]) for p in state["bridge_ports"]) == [
-        (f"qsfp56-dd-{n}-1", True) for n in range(1, 5)]
+    assert [b["name"] for b in state["bridges"]] == ["bridge"]  # the factory one, reused
+    ports = {p["interface"]: p for p in state["bridge_ports"]}
+    assert all(ports[f"qsfp56-dd-{n}-1"]["hw"] for n in range(1, 5))
+    assert "ether1" not in ports  # management stays outside the fabric bridge
     backup = state_dir / "runs" / run_id(r.stdout)
     assert (backup / "spark01" / "ip-addr.json").exists()
     assert (backup / "crs804" / "routeros.json").exists()
@@ -204,7 +231,7 @@ def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
     assert r.returncode == 0, r.stderr
     assert settled(lab) == fresh
     assert all(sysctl_file(lab, h) is None for h in SPARKS), "rollback left sysctl.d"
-    assert "dry run: 62 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+    assert "dry run: 57 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
 
 
 def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
@@ -234,7 +261,7 @@ def cycle_lab(request: pytest.FixtureRequest) -> Iterator[LabInfo]:
     """One fresh lab per topology for this module (t-push-ring4, t-push-star8)."""
     name = f"t-push-{request.param}"
     builder.down(name)
-    info = builder.up(request.param, name)
+    info = builder.up(request.param, name, switch_prepared=True)
     try:
         yield info
     finally:

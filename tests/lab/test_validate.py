@@ -84,7 +84,7 @@ def configure_directly(lab: str) -> None:
 def _lab(topology: str, name: str) -> Iterator[str]:
     builder.down(name)
     try:
-        builder.up(topology, name)
+        builder.up(topology, name, switch_prepared=True)
         configure(name)
         yield name
     finally:
