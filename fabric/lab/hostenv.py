@@ -12,8 +12,8 @@ A Spark is set up like a DGX OS host (`write_spark_files`): its admin logs in as
 exactly DGX OS's 01-network-manager-all.yaml, and none of the machine's netplan files show
 through (/etc/netplan is emptied in the overlay, /lib/netplan is replaced by a directory with
 the generator only); `netplan` is the lab's wrapper (see fabric/lab/netplan_shim.py), the real
-script stays reachable under /run. /var/lib/sudo is private too, so nothing a lab user does
-with sudo is written to the machine.
+script stays reachable under /run. /var/lib/sudo, /tmp and /var/tmp are private too, so nothing
+a lab user does is written to the machine or seen by another host.
 
 No time daemon runs in a lab host, so validation's `time` check warns "chronyc missing" there:
 the hosts share the machine's one kernel clock, so a lab chronyd (even `-x`, never adjusting
@@ -74,6 +74,21 @@ if [ -d /run/netns ]; then
   for m in /run/netns/*; do umount -l "$m" 2>/dev/null || true; done
   umount -l /run/netns 2>/dev/null || true
 fi
+# the toolkit's own Python (the rehearsal runs it as the lab user) may sit under a directory
+# only root may enter (pyenv in /root): an overlay, private to this host, makes each such
+# directory traversable (0711, no listing); nothing of the machine changes
+if [ -f "$hostdir/traverse" ]; then
+  n=0
+  while IFS= read -r d; do
+    n=$((n + 1)); t="$hostdir/traverse.$n"
+    mkdir -p "$t/upper" "$t/work"; chmod 0711 "$t/upper"
+    mount -t overlay -o "lowerdir=$d,upperdir=$t/upper,workdir=$t/work" fabric-traverse "$d"
+  done < "$hostdir/traverse"
+fi
+# what the toolkit writes to /tmp and /var/tmp on a Spark (launch records, the rehearsal
+# script, probe scratch) stays in the host, never on the machine or in another host
+mount -t tmpfs -o mode=1777,size=256m fabric-tmp /tmp
+mount -t tmpfs -o mode=1777,size=256m fabric-var-tmp /var/tmp
 cd "$labdir"
 mount -t tmpfs -o mode=755,size=64m fabric-run /run
 mkdir -p "$labdir" /run/sshd /run/lldpd
@@ -224,6 +239,8 @@ def start_holder(netns: str, host: str, labdir: Path, hostdir: Path) -> int:
     """Start the holder of `host` and wait until its mounts are in place; its pid."""
     ready = hostdir / "holder.ready"
     log = hostdir / "holder.log"
+    closed = closed_ancestors(Path(sys.executable)) + closed_ancestors(Path(sys.prefix))
+    (hostdir / "traverse").write_text("".join(f"{d}\n" for d in dict.fromkeys(closed)))
     argv = ns.in_ns(netns, ["unshare", "--mount", "--uts", "--propagation", "private",
                             "sh", "-c", HOLDER_SCRIPT, "holder", host, str(labdir),
                             str(hostdir)])
@@ -231,6 +248,18 @@ def start_holder(netns: str, host: str, labdir: Path, hostdir: Path) -> int:
     ns.wait_until(f"{host}: private /etc and /run", ready.exists, timeout=15,
                   failed=lambda: ns.exited_with(pid, log))
     return pid
+
+
+def closed_ancestors(path: Path) -> list[str]:
+    """The directories above `path` (symlinks resolved) that other users may not enter."""
+    out = []
+    for d in reversed(path.resolve().parents):
+        try:
+            if not d.stat().st_mode & 0o001:
+                out.append(str(d))
+        except OSError:
+            continue
+    return out
 
 
 def host_path(holder_pid: int, path: str) -> Path:

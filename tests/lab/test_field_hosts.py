@@ -23,7 +23,7 @@ from fabric.cli import main
 from fabric.intent.build import load_intent
 from fabric.lab import builder, hostenv, names, netplan_shim, registry
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import LINK_TRAINING_S, LabFactory, ssh, ssh_ok
+from tests.lab.conftest import LINK_TRAINING_S, LabFactory, in_host, ssh, ssh_ok
 
 pytestmark = pytest.mark.lab
 
@@ -295,3 +295,18 @@ def test_lib_netplan_keeps_the_generator_and_drops_yaml(
     assert sorted(p.name for p in target.iterdir()) == ["generate", "helper"]
     assert (target / "generate").resolve() == tmp_path / "generate"
     assert not (target / "helper").is_symlink()  # a copy: the original is hidden in the host
+
+
+def test_tmp_is_private_to_each_host_and_the_users_python_runs(star4: LabInfo) -> None:
+    """Launch records (/var/tmp) and the rehearsal script (/tmp) land in the Spark, not on the
+    machine or in the next Spark; the toolkit's own Python runs as the lab user."""
+    import sys
+
+    marker = f"fabric-private-{star4.name}"
+    in_host(star4, "spark01", "sh", "-c", f"echo x >/tmp/{marker}; echo y >/var/tmp/{marker}")
+    assert not Path(f"/tmp/{marker}").exists() and not Path(f"/var/tmp/{marker}").exists()
+    other = in_host(star4, "spark02", "sh", "-c", f"ls /tmp/{marker} 2>&1 || true")
+    assert "No such file" in other
+    out = in_host(star4, "spark01", "su", "-s", "/bin/sh", star4.ssh_user, "-c",
+                  f"{sys.executable} -c 'import fabric; print(42)'")
+    assert out.strip() == "42"

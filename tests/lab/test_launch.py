@@ -100,15 +100,20 @@ server.serve_forever()
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> tuple[Path, Path]:
-    """(PYTHONPATH holding the test double `sglang`, a model directory)."""
-    pkg = tmp_path / "shim" / "sglang"
-    pkg.mkdir(parents=True)
+def engine(validated: LabInfo, tmp_path: Path) -> tuple[Path, Path]:
+    """(PYTHONPATH holding the test double `sglang`, a model directory), in the lab's own
+    directory: every Spark sees it, and its non-root user can read it (pytest's /tmp is
+    private to root, and each lab host has its own /tmp)."""
+    base = validated.dir / "engine" / tmp_path.name
+    pkg = base / "shim" / "sglang"
+    pkg.mkdir(parents=True, mode=0o755)
+    for d in (base.parent, base, base / "shim"):
+        d.chmod(0o755)
     (pkg / "__init__.py").write_text('"""TEST DOUBLE of SGLang (fabric lab tests)."""\n')
     (pkg / "launch_server.py").write_text(SGLANG_TEST_DOUBLE)
-    model = tmp_path / "model"
-    model.mkdir()
-    return tmp_path / "shim", model
+    model = base / "model"
+    model.mkdir(mode=0o755)
+    return base / "shim", model
 
 
 @pytest.fixture
