@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from fabric.errors import FabricError
 from fabric.intent.model import Intent, Link
@@ -25,10 +25,14 @@ def _q(text: str) -> str:
 
 def to_dot(intent: Intent, host_status: Mapping[str, str] | None = None,
            link_status: Mapping[str, str] | None = None,
-           highlight: set[str] | None = None, title: str | None = None) -> str:
-    """DOT text for the fabric. Status maps, when given, colour hosts and links by result."""
+           highlight: set[str] | None = None, title: str | None = None,
+           link_ways: Mapping[str, Sequence[tuple[str, str]]] | None = None) -> str:
+    """DOT text for the fabric. Status maps, when given, colour hosts and links by result;
+    `link_ways` (link id -> (sender, receiver) of each failing direction) puts an arrowhead on
+    the end a failing direction flows toward and names the direction in the label."""
     host_status = host_status or {}
     link_status = link_status or {}
+    link_ways = link_ways or {}
     highlight = highlight or set()
     star = intent.switch is not None
     lines = [f"graph {_q(intent.name)} {{",
@@ -50,7 +54,8 @@ def to_dot(intent: Intent, host_status: Mapping[str, str] | None = None,
             pos = f"{radius * math.cos(angle):.2f},{radius * math.sin(angle):.2f}!"
             lines.append(f"  {_node(intent, h.name, host_status, pos=pos)}")
     for link in intent.links:
-        lines.append("  " + _edge(link, star, link_status, highlight))
+        lines.append("  " + _edge(link, star, link_status, highlight,
+                                  link_ways.get(link.id, ())))
     legend_pos = None if star else f"{radius + 1.8:.2f},{radius:.2f}!"
     lines.append("  " + _legend(intent, bool(host_status or link_status), legend_pos))
     lines.append("}")
@@ -100,7 +105,8 @@ def _switch_node(intent: Intent, host_status: Mapping[str, str]) -> list[str]:
             f"fillcolor={_q(fill)}, color={_q(border)}, id={_q('host-' + sw.host)}];"]
 
 
-def _edge(link: Link, star: bool, link_status: Mapping[str, str], highlight: set[str]) -> str:
+def _edge(link: Link, star: bool, link_status: Mapping[str, str], highlight: set[str],
+          ways: Sequence[tuple[str, str]] = ()) -> str:
     status = link_status.get(link.id)
     colour = STATUS_COLOURS[status] if status else ("#d62728" if link.id in highlight
                                                     else "#444444")
@@ -110,17 +116,35 @@ def _edge(link: Link, star: bool, link_status: Mapping[str, str], highlight: set
         ends = f"{_q(sw_end.host)}:{_q(link.switch_lane)}:s -- {_q(sp_end.host)}:n"
         label = f"{link.speed_gbps}G {sp_end.port}"
         extra = ""
+        head = sp_end.host
     else:
         ends = f"{_q(a.host)} -- {_q(b.host)}"
         label = f"{link.speed_gbps}G"
         extra = f", taillabel={_q(a.port)}, headlabel={_q(b.port)}, labeldistance=2.2"
+        head = b.host
     if status:
         label += f"\\n{status.upper()}"
+    arrows = _direction(ways, head)
+    for src, dst in ways:
+        label += f"\\n{src}→{dst}"
+    if arrows:
+        extra += f", dir={arrows}, arrowhead=normal, arrowtail=normal, arrowsize=1.3"
     width = 4.5 if (status in ("fail", "error") or link.id in highlight) else 2.5
     style = "dashed" if link.id in highlight and not status else "solid"
     return (f"{ends} [label={_q(label)}, color={_q(colour)}, fontcolor={_q(colour)}, "
             f"penwidth={width}, style={style}, id={_q('link-' + link.id)}, "
             f"tooltip={_q(link.id)}{extra}];")
+
+
+def _direction(ways: Sequence[tuple[str, str]], head: str) -> str | None:
+    """DOT `dir` for arrowheads on the ends the `ways` flow toward (`head`: the edge's head)."""
+    toward_head = any(dst == head for _, dst in ways)
+    toward_tail = any(dst != head for _, dst in ways)
+    if toward_head and toward_tail:
+        return "both"
+    if toward_head:
+        return "forward"
+    return "back" if toward_tail else None
 
 
 def _legend(intent: Intent, by_status: bool, pos: str | None) -> str:

@@ -1,8 +1,12 @@
-"""Run a bandwidth schedule round by round and turn the measurements into per-cable facts.
+"""Run a bandwidth schedule round by round and turn the measurements into per-cable,
+per-direction facts.
 
-Per-cable figure: the best measurement among the tests that crossed the cable, per tool and
-twin (see the localisation scheme in `fabric.probes.schedule`). Every raw measurement is kept
-in `Facts.schedule["measurements"]`, so the report shows which pairs were slow.
+Per-crossing figure (a cable one way): the best measurement among the test directions that
+crossed the cable that way, per tool and twin (see the localisation scheme in
+`fabric.probes.schedule`). Its fact names the link and, in `src_host`/`dst_host`, the sender
+and receiver of that best test direction, from which the crossing follows (`crossing`).
+Every raw measurement is kept in `Facts.schedule["measurements"]` with the crossings it ran
+through, so the report shows which pairs were slow which way.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from nornir.core import Nornir
 
 from fabric.facts import BandwidthFact, Facts
 from fabric.probes.measure import Measurement
-from fabric.probes.schedule import BandwidthTest, Schedule
+from fabric.probes.schedule import BandwidthTest, Crossing, Schedule
 from fabric.probes.tools import SLACK_S
 from fabric.tasks.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
 
@@ -81,8 +85,9 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
             if multi is None or multi.failed:
                 why = _why(multi)
                 out.extend(Measurement(test.index, test.round, test.client, test.server,
-                                       test.links, "iperf3", leg.twin, None, why, duration_s)
-                           for leg in test.legs)
+                                       test.links, "iperf3", leg.twin, None, why, duration_s,
+                                       reverse, test.crossings(reverse))
+                           for reverse in (False, True) for leg in test.legs)
             else:
                 out.extend(multi[0].result)
     return out, walls
@@ -113,28 +118,43 @@ def _why(multi: Any) -> str:
 
 
 def cable_facts(schedule: Schedule, measurements: Iterable[Measurement]) -> list[BandwidthFact]:
-    """One BandwidthFact per cable, tool and twin: the best test that crossed the cable."""
-    best: dict[tuple[str, str, int | None], Measurement] = {}
-    tried: dict[tuple[str, str, int | None], list[Measurement]] = {}
+    """One BandwidthFact per cable, direction, tool and twin: the best test direction that
+    crossed the cable that way (sender and receiver in `src_host`/`dst_host`)."""
+    tests = {t.index: t for t in schedule.tests}
+    best: dict[tuple[Crossing, str, int | None], Measurement] = {}
+    tried: dict[tuple[Crossing, str, int | None], list[Measurement]] = {}
     for m in measurements:
-        for link in m.links:
-            key = (link, m.tool, m.twin)
+        for way in _crossed(tests.get(m.test), m):
+            key = (way, m.tool, m.twin)
             tried.setdefault(key, []).append(m)
             if key not in best or _score(m) > _score(best[key]):
                 best[key] = m
-    order = {lk: i for i, lk in enumerate(dict.fromkeys(
+    order = {c: i for i, c in enumerate(dict.fromkeys(
+        c for t in schedule.tests for rev in (False, True) for c in t.crossings(rev)))}
+    order_links = {lk: i for i, lk in enumerate(dict.fromkeys(
         lk for t in schedule.tests for lk in t.links))}
     facts: list[BandwidthFact] = []
-    for key in sorted(best, key=lambda k: (order.get(k[0], 0), k[1], -1 if k[2] is None else k[2])):
+    for key in sorted(best, key=lambda k: (order_links.get(k[0].link, 0), order.get(k[0], 0),
+                                           k[1], -1 if k[2] is None else k[2])):
         m = best[key]
         error = m.error
         if error is not None and len(tried[key]) > 1:
-            error = "every test across the cable failed: " + "; ".join(
-                f"{t.client}->{t.server}: {t.error}" for t in tried[key])
-        facts.append(BandwidthFact(link_id=key[0], tool=m.tool, twin=m.twin, src_host=m.client,
-                                   dst_host=m.server, gbps=m.gbps, error=error, round=m.round,
-                                   duration_s=m.duration_s))
+            error = f"every test {key[0].label} failed: " + "; ".join(
+                f"{t.src}→{t.dst}: {t.error}" for t in tried[key])
+        facts.append(BandwidthFact(link_id=key[0].link, tool=m.tool, twin=m.twin,
+                                   src_host=m.src, dst_host=m.dst, gbps=m.gbps, error=error,
+                                   round=m.round, duration_s=m.duration_s))
     return facts
+
+
+def _crossed(test: BandwidthTest | None, m: Measurement) -> tuple[Crossing, ...]:
+    """The crossings of the measurement's way (from the measurement, else its test; without
+    either, each of its links one way)."""
+    if m.crossings:
+        return m.crossings
+    if test is not None and test.crossings(m.reverse):
+        return test.crossings(m.reverse)
+    return tuple(Crossing(lk, m.src, m.dst, "") for lk in m.links)
 
 
 def _score(m: Measurement) -> float:
@@ -142,4 +162,7 @@ def _score(m: Measurement) -> float:
 
 
 def measurements_dicts(measurements: Iterable[Measurement]) -> list[dict[str, Any]]:
-    return [{**asdict(m), "links": list(m.links)} for m in measurements]
+    """Every measurement as a dict: its fields, `src`/`dst` (who sent to whom) and
+    `crossings` (each cable and direction its way ran through)."""
+    return [{**asdict(m), "links": list(m.links), "src": m.src, "dst": m.dst,
+             "crossings": [c.to_dict() for c in m.crossings]} for m in measurements]

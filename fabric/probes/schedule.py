@@ -5,16 +5,28 @@ same two PCIe Gen5 x4 links, one per twin, so a ring node cannot test both cable
 at once) and, on a switch, the lane of each cable (``lane:<name>``). Tests in one round share
 no resource, so they run in parallel without disturbing each other.
 
-Ring (direct cables). Every cable is one test between its two ends; rounds are a proper edge
-colouring of the ring: 2 rounds for an even ring, 3 for an odd one.
+Both ways at once. Every test sends both ways at the same time (``iperf3 --bidir``; for
+RDMA one ``ib_write_bw`` each way, since ``ib_write_bw -b`` reports only the sum), so a cable
+is judged per direction at no extra round: a lane or port that is slow one way only (a
+shaper, a bad transmitter) cannot hide behind a healthy test the other way. A `Crossing` is
+one cable in one direction; each direction of a test crosses its cables in that direction.
+(The acknowledgements of each way then share the reverse crossing with the data of the way
+back; `validators.bw` allows for that when it judges.)
 
-Star. A test between two Sparks crosses two cables, so one slow test cannot say which cable
-is slow. The Sparks are paired along a Hamiltonian cycle in node order (s1-s2, s2-s3, ...,
-sn-s1): every Spark meets two different partners. A single slow cable k then makes exactly
-its two tests slow, and k is the only cable those two tests share; every other cable also
-rides a healthy test. The per-cable figure is the best test that crossed it (a cable is at
-least as fast as its best test). The cycle is coloured into 2 rounds (even n) or 3 (odd n).
-With only two Sparks there is one test and a slow result blames both cables.
+Ring (direct cables). Every cable is one test between its two ends, which measures its two
+directions directly; rounds are a proper edge colouring of the ring: 2 rounds for an even
+ring, 3 for an odd one.
+
+Star. A test x<->y crosses x's cable and y's cable: x->y goes in at the switch lane of x
+(ingress) and out at the lane of y (egress). The Sparks are paired along a Hamiltonian cycle
+in node order (s1-s2, s2-s3, ..., sn-s1): every Spark meets two different partners, so every
+crossing rides exactly two test directions (x's egress: from both partners of x), and those
+two go on through different crossings. A single slow crossing then makes exactly its two
+test directions slow and is the only crossing they share; every other crossing also rides a
+healthy test direction. The per-crossing figure is the best test direction through it (a
+cable is at least as fast one way as its best test that way). The cycle is coloured into 2
+rounds (even n) or 3 (odd n). With only two Sparks there is one test and a slow direction
+blames the sender's ingress and the receiver's egress alike.
 
 Lower bound. No schedule can finish before the busiest resource has run all its tests:
 ``max over resources of (tests using it) x (per-test duration)``.
@@ -42,10 +54,55 @@ class Leg:
     server_addr: str
     server_rdma: str | None
 
+    def reversed(self) -> Leg:
+        """The same twin path the other way: the server twin sends to the client twin."""
+        return Leg(self.twin, self.server_netdev, self.server_addr, self.server_rdma,
+                   self.client_netdev, self.client_addr, self.client_rdma)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """One cable in one direction: traffic from host `src` to host `dst` over `link`.
+    `where` names it at the hardware: `crs804:qsfp56-dd-1-1 egress` (toward the Spark on a
+    star), `spark01:p0 tx, spark02:p1 rx` (a direct cable)."""
+
+    link: str
+    src: str
+    dst: str
+    where: str
+
+    @property
+    def label(self) -> str:
+        """`crs804→spark01 (crs804:qsfp56-dd-1-1 egress)`."""
+        return f"{self.src}→{self.dst} ({self.where})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"link": self.link, "src": self.src, "dst": self.dst, "where": self.where}
+
+
+def crossing(link: Link, src: str, dst: str, switch: str | None = None) -> Crossing | None:
+    """The crossing of `link` by traffic sent from Spark `src` to Spark `dst` (None: the
+    traffic does not cross `link`). Direct cable: its two ends. Through `switch`: the lane
+    of `src`'s cable is its ingress, the lane of `dst`'s cable its egress."""
+    ends = {link.a.host, link.b.host}
+    if ends == {src, dst}:
+        s, d = link.end_of(src), link.end_of(dst)
+        return Crossing(link.id, src, dst, f"{src}:{s.port} tx, {dst}:{d.port} rx")
+    if switch is None or switch not in ends:
+        return None
+    lane = f"{switch}:{link.end_of(switch).port}"
+    spark = link.peer_of(switch).host
+    if spark == src:
+        return Crossing(link.id, src, switch, f"{lane} ingress")
+    if spark == dst:
+        return Crossing(link.id, switch, dst, f"{lane} egress")
+    return None
+
 
 @dataclass(frozen=True)
 class BandwidthTest:
-    """One pairwise test: `client` runs the client(s), `server` the server(s)."""
+    """One pairwise test, both ways at once: `client` runs the client(s), `server` the
+    server(s); `forward` (client -> server) and `reverse` are the crossings of each way."""
 
     index: int
     round: int
@@ -54,11 +111,24 @@ class BandwidthTest:
     links: tuple[str, ...]
     legs: tuple[Leg, ...]
     resources: tuple[str, ...]
+    forward: tuple[Crossing, ...] = ()
+    reverse: tuple[Crossing, ...] = ()
+
+    def sender(self, reverse: bool) -> str:
+        return self.server if reverse else self.client
+
+    def receiver(self, reverse: bool) -> str:
+        return self.client if reverse else self.server
+
+    def crossings(self, reverse: bool) -> tuple[Crossing, ...]:
+        return self.reverse if reverse else self.forward
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "round": self.round, "client": self.client,
                 "server": self.server, "links": list(self.links),
-                "twins": [leg.twin for leg in self.legs], "resources": list(self.resources)}
+                "twins": [leg.twin for leg in self.legs], "resources": list(self.resources),
+                "forward": [c.label for c in self.forward],
+                "reverse": [c.label for c in self.reverse]}
 
 
 @dataclass(frozen=True)
@@ -101,12 +171,12 @@ class Schedule:
 
     def describe(self) -> str:
         """One human line per round plus the totals (printed to stderr before running)."""
-        lines = [f"bandwidth schedule ({self.scheme}): {len(self.tests)} tests in "
+        lines = [f"bandwidth schedule ({self.scheme}): {len(self.tests)} tests, both ways, in "
                  f"{len(self.rounds)} rounds x {self.test_s:g} s = {self.planned_s:g} s; "
                  f"lower bound {self.busiest[1]} tests on {self.busiest[0]} x "
                  f"{self.test_s:g} s = {self.lower_bound_s:g} s"]
         for i, r in enumerate(self.rounds):
-            pairs = ", ".join(f"{t.client}->{t.server}" for t in r)
+            pairs = ", ".join(f"{t.client}<->{t.server}" for t in r)
             lines.append(f"  round {i + 1}: {pairs}")
         return "\n".join(lines)
 
@@ -114,19 +184,31 @@ class Schedule:
 def plan_bandwidth(intent: Intent, test_s: float, hosts: Iterable[str] | None = None) -> Schedule:
     """The schedule for the intent (only tests whose two Sparks are in `hosts`, if given)."""
     wanted = None if hosts is None else set(hosts)
-    if intent.switch is not None:
-        scheme = "star: Hamiltonian cycle over the Sparks, each meets two partners"
+    switch = intent.switch.host if intent.switch is not None else None
+    if switch is not None:
+        scheme = ("star: Hamiltonian cycle over the Sparks, each meets two partners, both "
+                  "ways: two tests per lane direction")
         raw = _star_tests(intent, wanted)
     else:
-        scheme = "direct: one test per cable, proper edge colouring"
+        scheme = "direct: one test per cable, both directions, proper edge colouring"
         raw = _direct_tests(intent, wanted)
     colours = colour(raw)
     n_rounds = max(colours, default=-1) + 1
     rounds: list[list[BandwidthTest]] = [[] for _ in range(n_rounds)]
     for i, (test, c) in enumerate(zip(raw, colours, strict=True)):
+        links = [intent.link(lk) for lk in test.links]
         rounds[c].append(BandwidthTest(i, c, test.client, test.server, test.links, test.legs,
-                                       test.resources))
+                                       test.resources,
+                                       _crossings(links, test.client, test.server, switch),
+                                       _crossings(links, test.server, test.client, switch)))
     return Schedule(intent.kind, scheme, tuple(tuple(r) for r in rounds), test_s)
+
+
+def _crossings(links: Sequence[Link], src: str, dst: str,
+               switch: str | None) -> tuple[Crossing, ...]:
+    """The crossings of traffic src -> dst, in path order (from the sender's cable on)."""
+    found = [c for lk in links if (c := crossing(lk, src, dst, switch)) is not None]
+    return tuple(sorted(found, key=lambda c: c.src != src))
 
 
 @dataclass(frozen=True)
@@ -248,3 +330,21 @@ def localise(schedule: Schedule, failing: set[int]) -> set[str]:
     common = set(bad[0].links).intersection(*(set(t.links) for t in bad[1:]))
     healthy = {lk for t in schedule.tests if t.index not in failing for lk in t.links}
     return common - healthy
+
+
+def localise_crossings(schedule: Schedule, failing: set[tuple[int, bool]]) -> set[Crossing]:
+    """Crossings to blame for the failing test directions (test index, reverse): crossed by
+    every failing one and by no passing one."""
+    ways = [(t.index, rev, set(t.crossings(rev))) for t in schedule.tests
+            for rev in (False, True)]
+    bad = [cs for i, rev, cs in ways if (i, rev) in failing]
+    if not bad:
+        return set()
+    healthy = {c for i, rev, cs in ways if (i, rev) not in failing for c in cs}
+    return set.intersection(*bad) - healthy
+
+
+def crossing_coverage(schedule: Schedule) -> dict[Crossing, int]:
+    """How many test directions run through each crossing."""
+    return dict(Counter(c for t in schedule.tests for rev in (False, True)
+                        for c in t.crossings(rev)))

@@ -1,5 +1,6 @@
 """The report as one self-contained HTML page: the fabric drawn with every host and link
-coloured by its worst result, the failures beside it, every result below."""
+coloured by its worst result (an arrowhead on the end a failing direction flows toward), the
+failures beside it, every result below."""
 
 from __future__ import annotations
 
@@ -43,12 +44,28 @@ td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 """
 
 
+#: How a per-direction result names its direction: `… on LINK, SRC→DST (WHERE): …`.
+_WAY = re.compile(r" on (?P<link>\S+), (?P<src>[^\s→]+)→(?P<dst>[^\s(]+) \([^)]*\): ")
+
+
+def failing_ways(report: Report) -> dict[str, list[tuple[str, str]]]:
+    """Per link, the (sender, receiver) of each direction a failing result names."""
+    ways: dict[str, list[tuple[str, str]]] = {}
+    for r in report.results:
+        m = _WAY.search(r.message) if r.failed else None
+        if r.link is not None and m is not None and m.group("link") == r.link:
+            known = ways.setdefault(r.link, [])
+            if (way := (m.group("src"), m.group("dst"))) not in known:
+                known.append(way)
+    return ways
+
+
 def _svg(intent: Intent, report: Report) -> str:
     from fabric.draw.render import draw
 
     try:
         svg = draw(intent, "svg", host_status=host_status(report),
-                   link_status=link_status(report)).decode()
+                   link_status=link_status(report), link_ways=failing_ways(report)).decode()
     except FabricError as exc:
         return f"<p>drawing unavailable: {escape(str(exc))}</p>"
     start = svg.find("<svg")

@@ -1,5 +1,6 @@
 """Nornir tasks of the bandwidth schedule: start every iperf3 server a Spark will need (one
-batched command per host, before round 1), then run one scheduled test from its client."""
+batched command per host, before round 1), then run one scheduled test, both ways at once,
+from its client."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from typing import Any
 from nornir.core.task import Result, Task
 
 from fabric.probes.measure import (
+    Measurement,
     Tool,
     combined,
+    iperf3_bidir_client,
     measurement,
     read_clients,
-    run_phase,
+    read_iperf3_bidir,
+    run_duplex_phase,
     server_key,
 )
 from fabric.probes.schedule import BandwidthTest, Leg
@@ -25,7 +29,6 @@ from fabric.probes.tools import (
     iperf3_server,
     perftest_client,
     perftest_server,
-    read_iperf3,
     read_perftest,
 )
 from fabric.tasks.remote_exec import exec_script
@@ -52,58 +55,75 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
                        gids: Mapping[int, Mapping[int, tuple[int, int]]] | None = None,
                        rate: str | None = None, peers: Mapping[str, Any] | None = None
                        ) -> Result:
-    """Measure this host's test of the round: iperf3 TCP on every twin at once against the
-    servers `ports` names; then, where `gids[test][twin]` gives (client, server) RoCE GID
-    indexes, ib_write_bw per twin and on both twins at once. `peers`: inventory hosts by name
-    (the running Nornir is filtered to the clients). Result: list of Measurement."""
+    """Measure this host's test of the round, both ways at once: iperf3 TCP `--bidir` on every
+    twin at once against the servers `ports` names; then, where `gids[test][twin]` gives
+    (client, server) RoCE GID indexes, ib_write_bw per twin and on both twins at once, one run
+    each way. `peers`: inventory hosts by name (the running Nornir is filtered to the
+    clients). Result: list of Measurement, each way its own (`reverse`: server -> client)."""
     test = tests[task.host.name]
     if task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
     config = task.nornir.config
     client = task.host.get_connection("netmiko", config)
-    out = [measurement(test, "iperf3", twin, reading, duration_s)
-           for twin, reading in sorted(_tcp(client, test, duration_s, ports, rate).items())]
+    out = _both_ways(test, "iperf3", _tcp(client, test, duration_s, ports, rate), duration_s)
     test_gids = (gids or {}).get(test.index, {})
     legs = [leg for leg in test.legs if leg.twin in test_gids]
     if legs:
         server = (peers or task.nornir.inventory.hosts)[test.server].get_connection(
             "netmiko", config)
-        rdma = _perftest(test_gids, duration_s)
+        there, back = _perftest(test_gids, duration_s, False), _perftest(test_gids, duration_s,
+                                                                          True)
         base = BASE_PORT + 100 + 10 * test.index
         for leg in legs:
-            reading = run_phase(client, server, test, rdma, [leg], duration_s, base)[leg.twin]
-            out.append(measurement(test, "ib_write_bw", leg.twin, reading, duration_s))
-        both = combined(run_phase(client, server, test, rdma, legs, duration_s, base))
-        out.append(measurement(test, "ib_write_bw", None, both, duration_s))
+            ways = run_duplex_phase(client, server, test, there, back, [leg], duration_s, base)
+            out += _both_ways(test, "ib_write_bw", (ways[0], ways[1]), duration_s)
+        fwd, rev = run_duplex_phase(client, server, test, there, back, legs, duration_s, base)
+        out += [measurement(test, "ib_write_bw", None, combined(readings), duration_s, reverse)
+                for reverse, readings in ((False, fwd), (True, rev))]
     return Result(host=task.host, result=out, changed=False)
 
 
+def _both_ways(test: BandwidthTest, tool: str,
+               ways: tuple[dict[int, Reading], dict[int, Reading]],
+               duration_s: float) -> list[Measurement]:
+    return [measurement(test, tool, twin, reading, duration_s, reverse)
+            for reverse, readings in zip((False, True), ways, strict=True)
+            for twin, reading in sorted(readings.items())]
+
+
 def _tcp(client: Any, test: BandwidthTest, duration_s: float, ports: Mapping[str, int | None],
-         rate: str | None) -> dict[int, Reading]:
-    readings: dict[int, Reading] = {}
+         rate: str | None) -> tuple[dict[int, Reading], dict[int, Reading]]:
+    forward: dict[int, Reading] = {}
+    reverse: dict[int, Reading] = {}
     ready: list[tuple[Leg, int]] = []
     for leg in test.legs:
         port = ports.get(server_key(test, leg))
         if port is None:
-            readings[leg.twin] = Reading(None, f"iperf3 server on {test.server} "
-                                               f"{leg.server_addr} did not listen")
+            forward[leg.twin] = reverse[leg.twin] = Reading(
+                None, f"iperf3 server on {test.server} {leg.server_addr} did not listen")
         else:
             ready.append((leg, port))
-    commands = [iperf3_client(leg.server_addr, leg.client_addr, port, duration_s, rate)
+    commands = [iperf3_bidir_client(iperf3_client(leg.server_addr, leg.client_addr, port,
+                                                  duration_s, rate))
                 for leg, port in ready]
-    readings.update(read_clients(client, ready, commands, read_iperf3,
-                                 duration_s + 2 * SLACK_S))
-    return readings
+    for twin, (there, back) in read_clients(client, ready, commands, read_iperf3_bidir,
+                                            duration_s + 2 * SLACK_S).items():
+        forward[twin], reverse[twin] = there, back
+    return forward, reverse
 
 
-def _perftest(gids: Mapping[int, tuple[int, int]], duration_s: float) -> Tool:
+def _perftest(gids: Mapping[int, tuple[int, int]], duration_s: float, reverse: bool) -> Tool:
+    """ib_write_bw one way; `reverse`: the legs are reversed (the test's server sends), so
+    the GID indexes swap sides."""
+    mine, theirs = (1, 0) if reverse else (0, 1)
+
     def server(leg: Leg) -> str:
         assert leg.server_rdma is not None
-        return perftest_server(leg.server_rdma, gids[leg.twin][1], duration_s)
+        return perftest_server(leg.server_rdma, gids[leg.twin][theirs], duration_s)
 
     def client(leg: Leg, port: int) -> str:
         assert leg.client_rdma is not None
-        return perftest_client(leg.client_rdma, gids[leg.twin][0], duration_s, leg.server_addr,
-                               port)
+        return perftest_client(leg.client_rdma, gids[leg.twin][mine], duration_s,
+                               leg.server_addr, port)
 
     return Tool("ib_write_bw", server, client, read_perftest)

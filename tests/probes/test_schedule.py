@@ -1,4 +1,5 @@
-"""Bandwidth schedule: no shared port or lane in a round, round counts, localisation."""
+"""Bandwidth schedule: no shared port or lane in a round, round counts, localisation of a
+slow cable and of a slow cable direction (every test runs both ways at once)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ import pytest
 
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
-from fabric.probes.schedule import Schedule, localise, plan_bandwidth
+from fabric.probes.schedule import (
+    Crossing,
+    Schedule,
+    crossing_coverage,
+    localise,
+    localise_crossings,
+    plan_bandwidth,
+)
 from tests.conftest import INVENTORY
 
 
@@ -30,6 +38,13 @@ def test_star_tests_use_both_sparks_lanes(intents: dict[str, Intent]) -> None:
     test = plan_bandwidth(intents["star8"], 1.0).tests[0]
     assert set(test.resources) == {"nic:spark01", "nic:spark02", "lane:qsfp56-dd-1-1",
                                    "lane:qsfp56-dd-1-5"}
+    # spark01 -> spark02 goes in at spark01's lane and out at spark02's; the way back mirrors
+    assert [c.label for c in test.forward] == [
+        "spark01→crs804 (crs804:qsfp56-dd-1-1 ingress)",
+        "crs804→spark02 (crs804:qsfp56-dd-1-5 egress)"]
+    assert [c.label for c in test.reverse] == [
+        "spark02→crs804 (crs804:qsfp56-dd-1-5 ingress)",
+        "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"]
     assert [leg.twin for leg in test.legs] == [0, 1]
     for leg in test.legs:  # each twin talks inside its own rail
         a = ipaddress.ip_address(leg.client_addr)
@@ -120,3 +135,84 @@ def test_schedule_dict_and_description(intents: dict[str, Intent]) -> None:
     data = schedule.to_dict()
     assert data["rounds"] == 2 and data["lower_bound_s"] == 6.0 and len(data["plan"]) == 2
     assert "lower bound" in schedule.describe()
+
+
+def _ways(schedule: Schedule) -> list[tuple[int, bool, tuple[Crossing, ...]]]:
+    return [(t.index, rev, t.crossings(rev)) for t in schedule.tests for rev in (False, True)]
+
+
+@pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
+def test_both_ways_cost_no_extra_round(intents: dict[str, Intent], name: str) -> None:
+    """Both directions run in the test itself: same rounds, same lower bound."""
+    schedule = plan_bandwidth(intents[name], 3.0)
+    assert len(schedule.rounds) == 2 and schedule.planned_s == schedule.lower_bound_s == 6.0
+    crossings = {c for _, _, cs in _ways(schedule) for c in cs}
+    assert len(crossings) == 2 * len(intents[name].links)  # every cable, both directions
+    assert {(c.link, c.src, c.dst) for c in crossings} == {
+        (c.link, c.dst, c.src) for c in crossings}
+
+
+@pytest.mark.parametrize("name", ["star4", "star8"])
+def test_star_every_lane_direction_rides_two_tests(intents: dict[str, Intent],
+                                                   name: str) -> None:
+    schedule = plan_bandwidth(intents[name], 3.0)
+    assert set(crossing_coverage(schedule).values()) == {2}
+
+
+def test_ring_measures_each_direction_directly(intents: dict[str, Intent]) -> None:
+    intent = intents["ring4"]
+    schedule = plan_bandwidth(intent, 3.0)
+    for test in schedule.tests:
+        [link] = [intent.link(lk) for lk in test.links]
+        for rev in (False, True):
+            [c] = test.crossings(rev)
+            src, dst = test.sender(rev), test.receiver(rev)
+            assert (c.link, c.src, c.dst) == (link.id, src, dst)
+            assert c.where == f"{src}:{link.end_of(src).port} tx, {dst}:{link.end_of(dst).port} rx"
+
+
+def _assert_each_crossing_localised(schedule: Schedule) -> None:
+    signatures: dict[frozenset[tuple[int, bool]], Crossing] = {}
+    for c in {c for _, _, cs in _ways(schedule) for c in cs}:
+        failing = {(i, rev) for i, rev, cs in _ways(schedule) if c in cs}
+        assert localise_crossings(schedule, failing) == {c}, c.label
+        signatures[frozenset(failing)] = c
+    assert len(signatures) == len(crossing_coverage(schedule))
+
+
+@pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
+def test_a_single_slow_direction_is_uniquely_identified(intents: dict[str, Intent],
+                                                        name: str) -> None:
+    _assert_each_crossing_localised(plan_bandwidth(intents[name], 3.0))
+
+
+def test_one_way_slow_egress_names_only_that_lane_direction(
+        intents: dict[str, Intent]) -> None:
+    """spark04->spark01 and spark02->spark01 slow, their other ways fine: egress toward
+    spark01, not spark01's cable as a whole and not the senders' lanes."""
+    schedule = plan_bandwidth(intents["star4"], 3.0)
+    failing = {(i, rev) for i, rev, cs in _ways(schedule)
+               if (cs[-1].dst, cs[0].src) in {("spark01", "spark04"), ("spark01", "spark02")}}
+    assert len(failing) == 2
+    [blamed] = localise_crossings(schedule, failing)
+    assert blamed.label == "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"
+
+
+def test_odd_star_every_direction_localised(tmp_path_factory: pytest.TempPathFactory) -> None:
+    schedule = plan_bandwidth(_star(tmp_path_factory, 3), 1.0)
+    assert set(crossing_coverage(schedule).values()) == {2}
+    _assert_each_crossing_localised(schedule)
+
+
+def test_two_spark_star_one_slow_way_blames_both_its_crossings(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    schedule = plan_bandwidth(_star(tmp_path_factory, 2), 1.0)
+    blamed = localise_crossings(schedule, {(0, False)})
+    assert {c.where for c in blamed} == {"crs804:qsfp56-dd-1-1 ingress",
+                                         "crs804:qsfp56-dd-2-1 egress"}
+
+
+def test_schedule_dict_names_each_way(intents: dict[str, Intent]) -> None:
+    first = plan_bandwidth(intents["star4"], 3.0).to_dict()["plan"][0][0]
+    assert first["forward"][1] == "crs804→spark02 (crs804:qsfp56-dd-2-1 egress)"
+    assert first["reverse"][1] == "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from fabric.draw.render import to_dot
 from fabric.intent.model import Intent
 from fabric.report import write_html
+from fabric.report.html import failing_ways, to_html
 from fabric.report.model import Report
 from tests.report.png import Image, read_png
-from tests.report.sample import passing_report
+from tests.report.sample import EGRESS_1, STAR4_VETH, one_way_slow_report, passing_report
 from tests.validators import builder
 from validators import run_checks
 
@@ -122,3 +124,55 @@ def test_passing_fabric_has_no_red(star4: Intent, tmp_path: Path) -> None:
     write_html(passing_report(star4), star4, html)
     img = read_png(screenshot(html, tmp_path))
     assert _red(img, _figure_box(img)) == []
+
+
+def _numbers(pattern: str, text: str) -> list[float]:
+    """The numbers in the first group of `pattern`'s match in `text`."""
+    found = re.search(pattern, text)
+    assert found is not None, pattern
+    return [float(x) for x in re.findall(r"-?[\d.]+", found.group(1))]
+
+
+def test_failing_direction_is_named_and_drawn_toward_its_end() -> None:
+    """One way slow (toward spark01): the card names the direction and both slow tests; the
+    drawing puts an arrowhead on spark01's end of its cable, and nowhere else."""
+    intent = builder.intent(str(STAR4_VETH))
+    report = one_way_slow_report(intent)
+    link = intent.links[0].id
+    assert failing_ways(report) == {link: [("crs804", "spark01")]}
+    html = to_html(report, intent)
+    aside = html[html.index('<aside id="failures">'):html.index("</aside>")]
+    assert aside.count(f"{link}, {EGRESS_1}: ") == 2  # twin A, twin B
+    assert "spark04→spark01 0.25 Gb/s" in aside and "spark02→spark01 0.25 Gb/s" in aside
+    esc = link.replace("-", "&#45;")
+    edges = re.findall(r'<g id="link&#45;(.*?)" class="edge">(.*?)</a>', html, re.S)
+    arrows = {name: body for name, body in edges if "<polygon" in body}
+    assert list(arrows) == [esc]
+    path = _numbers(r' d="M([^"]+)"', arrows[esc])
+    head = _numbers(r'points="([^"]+)"', arrows[esc])
+    start_y, end_y = path[1], path[-1]
+    assert start_y < end_y  # drawn from the switch down to spark01
+    assert min(head[1::2]) >= end_y - 1  # the arrowhead sits beyond spark01's end
+    assert "crs804→spark01" in html[html.index(f'id="link&#45;{esc}"'):][:2000]
+
+
+@pytest.mark.parametrize(("ways", "arrows"), [
+    ([("crs804", "spark01")], "dir=forward"),
+    ([("spark01", "crs804")], "dir=back"),
+    ([("spark01", "crs804"), ("crs804", "spark01")], "dir=both"),
+])
+def test_direction_arrowheads_in_dot(star4: Intent, ways: list[tuple[str, str]],
+                                     arrows: str) -> None:
+    link = star4.links[0].id
+    dot = to_dot(star4, link_status={link: "fail"}, link_ways={link: ways})
+    [edge] = [line for line in dot.splitlines() if f'id="link-{link}"' in line]
+    assert arrows in edge and all(f"{s}→{d}" in edge for s, d in ways)
+    assert sum("dir=" in line for line in dot.splitlines()) == 1
+
+
+def test_ring_direction_arrowheads_in_dot() -> None:
+    ring = builder.intent("ring4")
+    link = ring.links[1]
+    dot = to_dot(ring, link_ways={link.id: [(link.b.host, link.a.host)]})
+    [edge] = [line for line in dot.splitlines() if f'id="link-{link.id}"' in line]
+    assert edge.strip().startswith(f'"{link.a.host}" -- "{link.b.host}"') and "dir=back" in edge

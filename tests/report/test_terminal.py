@@ -9,12 +9,13 @@ from rich.console import Console
 from fabric.intent.model import Intent
 from fabric.report import print_terminal
 from fabric.report.model import Report
-from tests.report.sample import passing_report
+from tests.report.sample import EGRESS_1, STAR4_VETH, one_way_slow_report, passing_report
+from tests.validators import builder
 
 
-def _render(report: Report) -> str:
+def _render(report: Report, width: int = 200) -> str:
     buf = io.StringIO()
-    print_terminal(report, Console(file=buf, width=200, color_system=None))
+    print_terminal(report, Console(file=buf, width=width, color_system=None))
     return buf.getvalue()
 
 
@@ -31,3 +32,17 @@ def test_failures_first_then_verdict(report: Report) -> None:
 
 def test_verdict_passed(star4: Intent) -> None:
     assert _render(passing_report(star4)).splitlines()[-1].startswith("PASSED: ")
+
+
+def test_one_way_failure_names_its_direction() -> None:
+    """The slow way toward spark01 fails and is named; spark01's way out only warns."""
+    intent = builder.intent(str(STAR4_VETH))
+    text = _render(one_way_slow_report(intent), width=600)
+    rows = [line for line in text.splitlines() if "bw.link" in line]
+    fails = [line for line in rows if "FAIL " in line]
+    assert len(fails) == 2 and all(f"{intent.links[0].id}, {EGRESS_1}: 0.25 Gb/s" in line
+                                   for line in fails)
+    warns = [line for line in rows if "WARN " in line]
+    assert len(warns) == 2 and all("spark01→crs804 (crs804:qsfp56-dd-1-1 ingress)" in line
+                                   and f"its way back {EGRESS_1} is slower" in line
+                                   for line in warns)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from fabric.report import write_junit, write_markdown
 from fabric.report.model import Report
+from tests.report.sample import EGRESS_1, STAR4_VETH, one_way_slow_report
+from tests.validators import builder
 
 
 def test_junit_parses_and_counts_match(report: Report, tmp_path: Path) -> None:
@@ -39,3 +41,13 @@ def test_markdown_lists_failures_first(report: Report, tmp_path: Path) -> None:
     assert "link.switch_lane" in failures and "mtu.interface" in failures
     assert "**FAIL**" in failures and "PASS" not in failures
     assert text.splitlines()[2].startswith("**FAILED: ")
+
+
+def test_markdown_names_the_failing_direction(tmp_path: Path) -> None:
+    intent = builder.intent(str(STAR4_VETH))
+    path = tmp_path / "report.md"
+    write_markdown(one_way_slow_report(intent), path)
+    text = path.read_text()
+    failures = text[text.index("## Failures"):text.index("## All checks")]
+    rows = [line for line in failures.splitlines() if line.startswith("| **FAIL**")]
+    assert len(rows) == 2 and all(f"{intent.links[0].id}, {EGRESS_1}: " in r for r in rows)

@@ -1,0 +1,105 @@
+"""`fabric validate --only bw` judges every cable in each direction: a shaper on one switch
+lane's egress (toward spark01 only) fails spark01's cable in that direction and nothing else;
+the lab passes before and after."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabric.lab.registry import LabInfo
+from tests.lab.conftest import LabFactory, in_host
+
+pytestmark = pytest.mark.lab
+
+LAB = "h3-bwdir"
+LANE = "qsfp56-dd-1-1"  # spark01's lane on the CRS804
+LINK = f"spark01:p0--crs804:{LANE}"
+EGRESS = f"crs804→spark01 (crs804:{LANE} egress)"
+INGRESS = f"spark01→crs804 (crs804:{LANE} ingress)"
+
+
+def fabric(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+@pytest.fixture(scope="module")
+def lab(lab_factory: LabFactory) -> LabInfo:
+    """star4, configured from its intent by `fabric push` (which waits for the lanes)."""
+    info = lab_factory("star4", LAB, switch_prepared=True)
+    push = fabric("push", "--lab", LAB, "--apply")
+    assert push.returncode == 0, f"push exited {push.returncode}:\n{push.stderr[-3000:]}"
+    return info
+
+
+def validate_bw(tmp_path: Path) -> tuple[int, dict[str, Any], str]:
+    out = tmp_path / "report.json"
+    out.unlink(missing_ok=True)
+    proc = fabric("validate", "--lab", LAB, "--only", "bw", "--json", str(out))
+    return proc.returncode, json.loads(out.read_text()) if out.exists() else {}, proc.stderr
+
+
+def bw_results(report: dict[str, Any], *statuses: str) -> list[dict[str, Any]]:
+    return [r for r in report.get("results", []) if r["status"] in statuses]
+
+
+def qdisc(info: LabInfo, *args: str) -> str:
+    return in_host(info, "crs804", "tc", "qdisc", *args)
+
+
+@pytest.fixture
+def one_way_shaper(lab: LabInfo) -> Iterator[None]:
+    """500 Mbit/s on the switch's transmit side of spark01's lane (the way toward spark01);
+    removed afterwards whatever happens."""
+    qdisc(lab, "add", "dev", LANE, "root", "tbf", "rate", "500mbit", "burst", "1mb",
+          "latency", "50ms")
+    try:
+        yield
+    finally:
+        qdisc(lab, "del", "dev", LANE, "root")
+    assert "tbf" not in qdisc(lab, "show", "dev", LANE)
+
+
+def test_healthy_lab_passes_both_ways(lab: LabInfo, tmp_path: Path) -> None:
+    code, report, err = validate_bw(tmp_path)
+    bad = bw_results(report, "fail", "error", "warn")
+    assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"
+    judged = [r["message"] for r in bw_results(report, "pass")]
+    assert any(f"{LINK}, {EGRESS}: " in m for m in judged)
+    assert any(f"{LINK}, {INGRESS}: " in m for m in judged)
+    assert report["schedule"]["rounds"] == 2  # both ways in the same two rounds
+
+
+def test_one_way_slow_lane_fails_that_cable_and_direction(lab: LabInfo, tmp_path: Path,
+                                                          one_way_shaper: None) -> None:
+    code, report, err = validate_bw(tmp_path)
+    failing = bw_results(report, "fail", "error")
+    shown = json.dumps(failing + bw_results(report, "warn"), indent=1)
+    assert code == 1 and failing, f"exit {code}: {shown}\n{err[-3000:]}"
+    # every failure is spark01's cable toward spark01, on both twins (they share the lane)
+    assert {(r["check"], r["link"]) for r in failing} == {("bw.link", LINK)}, shown
+    assert all(f"{LINK}, {EGRESS}: " in r["message"] for r in failing), shown
+    assert {r["message"].split(" on ")[0] for r in failing} == {"TCP (iperf3) twin A",
+                                                                "TCP (iperf3) twin B"}, shown
+    # both tests that way were slow, and they are named
+    assert all("spark02→spark01" in r["message"] and "spark04→spark01" in r["message"]
+               for r in failing), shown
+    # spark01's own way out may look slow only through its acks queueing behind the shaper:
+    # then it warns and names the way back; it never fails
+    for r in bw_results(report, "warn"):
+        assert r["link"] == LINK and f"{LINK}, {INGRESS}: " in r["message"], shown
+        assert f"its way back {EGRESS} is slower" in r["message"], shown
+
+
+def test_healed_lab_passes_again(lab: LabInfo, tmp_path: Path) -> None:
+    assert "tbf" not in qdisc(lab, "show", "dev", LANE)
+    code, report, err = validate_bw(tmp_path)
+    bad = bw_results(report, "fail", "error", "warn")
+    assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"
