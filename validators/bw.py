@@ -97,6 +97,11 @@ def check_link(intent: Intent, facts: Facts, out: Out) -> None:
                          expected=_floor(prof, key), actual=None,
                          hint=_hint(key, where, failed=True))
                 continue
+            broken = [b.error for b in runs if b.error or b.gbps is None]
+            if broken:  # never hidden behind the tests that did complete
+                out.warn(f"{_what(key, where)}: {len(broken)} of {len(runs)} tests did not "
+                         f"complete ({broken[0] or 'no result'}); judged from the others",
+                         link=link_id, hint=_hint(key, where, failed=True))
             _report(out, key, where, verdicts, prof.straggler_fraction, tests.through(key, way))
 
 

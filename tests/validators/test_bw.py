@@ -276,3 +276,19 @@ def test_a_direction_that_never_completed_fails_by_name(star4_veth: Intent) -> N
     assert len(rs) == 2 and all(
         "crs804→spark03 (crs804:qsfp56-dd-3-1 egress) did not complete: iperf3: unable" in r.message
         and r.hint.startswith("failing toward spark03 only") for r in rs)
+
+
+
+def test_a_test_that_did_not_complete_is_never_hidden_by_one_that_did(
+        star4: Intent, star_facts: Facts) -> None:
+    """Two tests cross a cable direction; one could not connect (e.g. a lane still training):
+    the direction is judged from the other, and the broken one is a warning, not silence."""
+    first = star_facts.bandwidth[0]
+    broken = dataclasses.replace(first, gbps=None, error="unable to connect to server")
+    facts = dataclasses.replace(star_facts, bandwidth=(*star_facts.bandwidth, broken))
+    warns = [r for r in run_checks(star4, facts, {"bw.link"})
+             if r.status == "warn" and "did not complete" in r.message]
+    assert warns and all(w.link == first.link_id for w in warns)
+    assert "unable to connect to server" in warns[0].message
+    clean = run_checks(star4, star_facts, {"bw.link"})
+    assert not [r for r in clean if "did not complete" in r.message]
