@@ -7,9 +7,9 @@ APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping 
                 graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
-.PHONY: setup apt venv demo test lint clean
+.PHONY: setup apt venv lab-tools demo test lint clean
 
-setup: apt venv
+setup: apt venv lab-tools
 
 apt:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -18,6 +18,19 @@ apt:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+
+# chrony for the lab's time server and the Sparks' `chronyd -x`, unpacked, never installed:
+# Debian's chrony package would replace this machine's own time service.
+CHRONY_DIR := .lab-tools/chrony
+lab-tools: $(CHRONY_DIR)/usr/sbin/chronyd
+
+$(CHRONY_DIR)/usr/sbin/chronyd:
+	mkdir -p .lab-tools/debs
+	cd .lab-tools/debs && rm -f chrony_*.deb && \
+	  { apt-get download chrony >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get download chrony >/dev/null; }; }
+	rm -rf $(CHRONY_DIR) && dpkg-deb -x .lab-tools/debs/chrony_*.deb $(CHRONY_DIR)
+	test -x $@
 
 venv: $(VENV)/.installed
 
@@ -42,4 +55,4 @@ lint: setup
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .lab-tools

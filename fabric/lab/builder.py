@@ -17,7 +17,19 @@ from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.intent.locate import default_inventory, resolve_topology
 from fabric.intent.model import Intent
-from fabric.lab import cabling, hostenv, labfiles, lldp, mgmt, names, ns, registry, sshd, switch
+from fabric.lab import (
+    cabling,
+    hostenv,
+    labfiles,
+    lldp,
+    mgmt,
+    names,
+    ns,
+    registry,
+    sshd,
+    switch,
+    timesync,
+)
 from fabric.lab.registry import SCHEMA, LabInfo
 
 Progress = Callable[[str], None]
@@ -81,6 +93,9 @@ def check_prerequisites() -> None:
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         raise ns.LabError(f"missing tools: {', '.join(missing)} (run `make apt`)")
+    if timesync.binaries() is None:
+        raise ns.LabError("chrony for the lab's time server is not unpacked (run `make "
+                          "lab-tools`, or set FABRIC_LAB_CHRONY)")
 
 
 @contextlib.contextmanager
@@ -124,6 +139,9 @@ def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
             "switch": intent.switch.host if intent.switch else None,
             "api_port": switch.API_PORT, "spark_user": names.SPARK_USER,
             "options": asdict(options),
+            "timeserver": {"namespace": timesync.server_namespace(lab),
+                           "root_veth": timesync.server_veth(slot),
+                           "address": timesync.server_address(slot)},
             "hosts": {h: p.record() for h, p in hosts.items()}}
 
 
@@ -190,17 +208,30 @@ def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
         secrets = labfiles.new_secrets(sudo_password=options.sudo_password)
         _write_files(lab, intent, source, inventory, hosts, d, secrets,
                      {h: f.result() for h, f in keys.items()}, client.result(), options)
-        list(pool.map(lambda h: _start_host(lab, intent, h, d, options), hosts.values()))
-    progress("sshd, lldpd" + (" and the RouterOS API" if intent.switch else "") + " running")
+        chrony = timesync.binaries()
+        assert chrony is not None  # check_prerequisites
+        server = timesync.server_address(slot)
+        timesync.start_server(lab, slot, d, chrony)
+        list(pool.map(lambda h: _start_host(lab, intent, h, d, options, server, chrony),
+                      hosts.values()))
+        sparks = [h for h in hosts.values() if h.role == "spark"]
+        list(pool.map(lambda h: ns.wait_until(
+            f"{h.name}: chronyd synchronised to {server}",
+            lambda: timesync.synchronised(h.pids["holder"], chrony), timeout=20), sparks))
+    progress("sshd, lldpd, chronyd -x" + (" and the RouterOS API" if intent.switch else "")
+             + f" running; time server {server}")
     lldp.announce_all({h.name: h.pids["holder"] for h in hosts.values()})
     load_intent(d / "topology.yaml", d / "inventory")  # the lab's own files must load
 
 
 def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) -> None:
-    ns.ip_batch(f"netns add {h.namespace}" for h in hosts.values())
+    ns.ip_batch([*(f"netns add {h.namespace}" for h in hosts.values()),
+                 f"netns add {timesync.server_namespace(lab)}"])
     veths = {h.name: (h.root_veth, h.namespace, h.mgmt_if) for h in hosts.values()}
-    ns.ip_batch([*mgmt.root_lines(slot, names.bridge(lab), veths),
+    ntp_root, ntp_inside = timesync.root_lines(lab, slot)
+    ns.ip_batch([*mgmt.root_lines(slot, names.bridge(lab), veths), *ntp_root,
                  *cabling.cable_lines(lab, intent)])
+    ns.ip_batch(ntp_inside, timesync.server_namespace(lab))
 
     def inside(h: PlannedHost) -> None:
         lines = mgmt.host_lines(h.mgmt_if, mgmt.address(slot, int(h.mgmt_ip.split(".")[-1])))
@@ -235,8 +266,11 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
                    if password else None)
         user = hostenv.spark_user(crypted)
         script = hostenv.netplan_script()
+        chrony = timesync.binaries()
         for p in sparks:
             hostenv.write_spark_files(d / "hosts" / p.name, user, script)
+            if chrony is not None:
+                timesync.install_chronyc(d / "hosts" / p.name, chrony)
     for h, p in hosts.items():
         hd = d / "hosts" / h
         is_switch = p.role == "switch"
@@ -256,7 +290,7 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
 
 
 def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
-                options: LabOptions) -> None:
+                options: LabOptions, timeserver: str, chrony: timesync.Chrony) -> None:
     hd = d / "hosts" / p.name
     logs = d / "logs"
     holder = hostenv.start_holder(p.namespace, p.name, d, hd)
@@ -270,6 +304,10 @@ def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
     if p.fabric_ifs:
         p.pids["lldpd"] = lldp.start(holder, p.name, p.fabric_ifs, p.mgmt_ip,
                                      hd / "lldpd.conf", logs / f"{p.name}.lldpd.log")
+    if p.role == "spark":
+        p.pids["chronyd"] = timesync.start_client(holder, p.name, hd,
+                                                  logs / f"{p.name}.chronyd.log", timeserver,
+                                                  chrony)
     for daemon, pid in p.pids.items():
         registry.write_pid_file(d, p.name, daemon, pid)
 
@@ -282,14 +320,17 @@ def down(lab: str) -> bool:
         return False
     check_prerequisites()
     hosts: dict[str, Any] = (record or {}).get("hosts", {})
+    ntp: dict[str, Any] = (record or {}).get("timeserver") or {}
     namespaces = [h["namespace"] for h in hosts.values()]
+    namespaces += [ntp["namespace"]] if ntp.get("namespace") else []
     inodes = {i for i in (ns.netns_inode(n) for n in namespaces) if i is not None}
     recorded = [pid for h in hosts.values() for pid in h.get("pids", {}).values()]
     ns.kill_all([*ns.pids_in_netns(inodes), *(p for p in recorded if _in(p, inodes))])
     ns.ip_batch((f"netns del {n}" for n in namespaces if ns.netns_exists(n)), force=True)
     if record is not None:
         mgmt.teardown(record.get("bridge", names.bridge(lab)),
-                      [h["root_veth"] for h in hosts.values()])
+                      [h["root_veth"] for h in hosts.values()]
+                      + ([ntp["root_veth"]] if ntp.get("root_veth") else []))
     shutil.rmtree(d, ignore_errors=True)
     return True
 

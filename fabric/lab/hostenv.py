@@ -15,11 +15,8 @@ the generator only); `netplan` is the lab's wrapper (see fabric/lab/netplan_shim
 script stays reachable under /run. /var/lib/sudo, /tmp and /var/tmp are private too, so nothing
 a lab user does is written to the machine or seen by another host.
 
-No time daemon runs in a lab host, so validation's `time` check warns "chronyc missing" there:
-the hosts share the machine's one kernel clock, so a lab chronyd (even `-x`, never adjusting
-it) would only report on a private toy server, and installing the chrony package starts the
-distribution's chronyd on the machine itself (replacing systemd-timesyncd on Debian), which a
-lab must never do. The warn is the honest answer.
+Each Spark runs `chronyd -x` (it never touches the clock the hosts share with the machine)
+against the lab's time server, and `chronyc` is on its PATH; see fabric/lab/timesync.py.
 """
 
 from __future__ import annotations
@@ -91,7 +88,7 @@ mount -t tmpfs -o mode=1777,size=256m fabric-tmp /tmp
 mount -t tmpfs -o mode=1777,size=256m fabric-var-tmp /var/tmp
 cd "$labdir"
 mount -t tmpfs -o mode=755,size=64m fabric-run /run
-mkdir -p "$labdir" /run/sshd /run/lldpd
+mkdir -p "$labdir" /run/sshd /run/lldpd /run/chrony
 mount --no-canonicalize --bind . "$labdir"
 if [ -f "$hostdir/netplan-wrapper" ]; then
   script=$(cat "$hostdir/netplan-script")
@@ -100,6 +97,10 @@ if [ -f "$hostdir/netplan-wrapper" ]; then
   : > "$real"
   mount --bind "$script" "$real"
   mount --bind "$hostdir/netplan-wrapper" "$script"
+fi
+# the lab's chronyc (see timesync) on the PATH, read-only over the machine's /usr/local/bin
+if [ -d "$hostdir/local-bin" ]; then
+  mount -t overlay -o "lowerdir=$hostdir/local-bin:/usr/local/bin" fabric-local-bin /usr/local/bin
 fi
 : > "$hostdir/holder.ready"
 exec sleep infinity

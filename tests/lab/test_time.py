@@ -1,0 +1,49 @@
+"""Time in the lab: every Spark's `chronyd -x` follows the lab's time server, so `time.offset`
+passes for real on a healthy lab, and the lab's time server leaves with the lab."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabric.lab import builder
+from fabric.lab.registry import LabInfo
+from tests.lab.conftest import in_host
+
+pytestmark = pytest.mark.lab
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_time_offset_is_judged_for_real_and_passes(star4: LabInfo, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    r = subprocess.run([sys.executable, "-m", "fabric", "validate", "--lab", star4.name,
+                        "--only", "time", "--json", str(out)], cwd=REPO, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    results = json.loads(out.read_text())["results"]
+    assert {(x["host"], x["status"]) for x in results} == {
+        (f"spark0{n}", "pass") for n in range(1, 5)}
+    assert all("(chrony)" in x["message"] for x in results)
+    tracking = in_host(star4, "spark01", "su", "-s", "/bin/sh", star4.ssh_user, "-c",
+                       "chronyc -n tracking")
+    assert "Leap status     : Normal" in tracking
+    server = json.loads((star4.dir / "lab.json").read_text())["timeserver"]["address"]
+    assert f"({server})" in tracking
+
+
+def test_the_time_server_goes_with_the_lab() -> None:
+    name = "t-time-gone"
+    builder.down(name)
+    info = builder.up("ring4", name, switch_prepared=True)
+    ntp = json.loads((info.dir / "lab.json").read_text())["timeserver"]
+    assert builder.down(name)
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
+                            check=True).stdout
+    assert ntp["namespace"] not in listed
+    links = subprocess.run(["ip", "-j", "link"], capture_output=True, text=True,
+                           check=True).stdout
+    assert ntp["root_veth"] not in {x["ifname"] for x in json.loads(links)}
