@@ -91,7 +91,7 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
         notes.append("mlnx_qos not found: RoCE QoS (DSCP trust, PFC) skipped")
     check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
     plan = SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
-                     touched=tuple(touched), notes=tuple(notes))
+                     touched=tuple(touched), notes=tuple(notes), netplan=snap.has_netplan)
     if plan.changes and not snap.can_write:
         refusals.insert(0, sudo_refusal(host, snap))
     if snap.unreadable:

@@ -70,6 +70,7 @@ class SparkPlan:
     touched: tuple[str, ...]  # netdevs the plan changes
     notes: tuple[str, ...] = ()
     refused: str | None = None  # why this host is shown but not changed (exit 3)
+    netplan: bool = False  # netplan applies the twins' state (the `ip` commands show its effect)
 
     def file(self, path: str) -> FileChange:
         return next(f for f in self.files if f.path == path)

@@ -57,7 +57,16 @@ def apply_steps(plan: SparkPlan, has_netplan: bool) -> tuple[list[str], list[str
 
 
 def plan_text(plan: SparkPlan) -> str:
-    """The plan as a reviewer reads it: each file's unified diff, then the commands."""
+    """The plan as a reviewer reads it: each file's unified diff, then the commands. Where
+    netplan applies the twins' state, the `ip` lines say what `netplan apply` will change."""
     lines = [f.diff.rstrip("\n") for f in plan.changed_files]
-    lines += [f"$ {c}" for c in plan.commands]
+    ip_cmds = [c for c in plan.commands if c.startswith("ip ")]
+    if plan.netplan and (ip_cmds or any(f.path.startswith("/etc/netplan/")
+                                        for f in plan.changed_files)):
+        lines.append(f"$ {NETPLAN_APPLY}" + ("   # which makes these changes:" if ip_cmds
+                                             else ""))
+        lines += [f"#   {c}" for c in ip_cmds]
+        lines += [f"$ {c}" for c in plan.commands if not c.startswith("ip ")]
+    else:
+        lines += [f"$ {c}" for c in plan.commands]
     return "\n".join(lines)

@@ -134,7 +134,8 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     for host in SPARKS:
         assert f"{host}: 9 changes" in r.stderr
     assert "crs804 (RouterOS 7.19.4 (stable)): 21 changes" in r.stderr
-    assert "$ ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
+    assert "$ netplan generate && netplan apply   # which makes these changes:" in r.stderr
+    assert "#   ip addr add 198.19.0.1/24 dev enp1s0f0np0" in r.stderr
     assert "+++ /etc/netplan/40-fabric.yaml (intent)" in r.stderr
     assert f"+++ {SYSCTL_PATH} (intent)" in r.stderr
     assert "+net.ipv4.conf.enp1s0f0np0.arp_ignore = 1" in r.stderr

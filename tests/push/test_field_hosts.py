@@ -127,3 +127,15 @@ def test_as_root_runs_directly_for_root_and_through_sudo_otherwise() -> None:
     assert "sudo -n sh -c" in script
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout == "it's 0\n"
+
+
+def test_on_a_netplan_host_the_dry_run_shows_netplan_apply_and_its_effect() -> None:
+    from fabric.tasks.apply_spark_config import plan_text
+
+    facts, snap = fresh_spark01(netplan=BASELINE, has_netplan=True)
+    text = plan_text(plan_spark(lab_intent(), facts, snap))
+    assert "$ netplan generate && netplan apply   # which makes these changes:" in text
+    assert "#   ip link set dev enp1s0f0np0 mtu 9000" in text
+    assert "\n$ ip " not in text
+    bare = plan_text(plan_spark(lab_intent(), facts, replace(snap, has_netplan=False)))
+    assert "$ ip link set dev enp1s0f0np0 mtu 9000" in bare and "netplan apply" not in bare
