@@ -55,9 +55,9 @@ class HostProgress:
 
 
 def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
-                       close: bool = True) -> Result:
+                       close: bool = True, narrow: bool = False) -> Result:
     """Collect one host's facts with the task of its role, then close its connection (unless
-    `close` is False: the caller reuses it)."""
+    `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
@@ -66,9 +66,9 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
         task.host.get_connection(connection, task.nornir.config)
         rows.update(host, "collecting")
         if role == "switch":
-            result = collect_switch_facts(task, intent)
+            result = collect_switch_facts(task, intent, narrow=narrow)
         else:
-            result = collect_spark_facts(task, intent)
+            result = collect_spark_facts(task, intent, narrow=narrow)
         rows.update(host, "[green]done", done=True)
         return result
     except Exception:
@@ -132,10 +132,12 @@ def _reason(multi: Any, where: str) -> str:
 
 
 def collect_facts(target: Target, hosts: list[str] | None = None,
-                  progress: Progress | None = None, nornir: Nornir | None = None) -> Facts:
+                  progress: Progress | None = None, nornir: Nornir | None = None,
+                  narrow: bool = False) -> Facts:
     """Facts of every Spark and the switch of the target (or of `hosts`), collected at once.
 
     With `nornir`, run on it and leave its connections open for the caller's next tasks.
+    `narrow`: only the fingerprint's inputs (`fabric gate`), one small batch per host.
     """
     intent = target.intent
     known = [h for h in intent.graph.nodes if intent.hosts[h].role in ROLES]
@@ -154,7 +156,7 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
     agg: AggregatedResult = nr.run(task=collect_host_facts, intent=intent, rows=rows,
-                                   close=nornir is None, name="collect_facts",
+                                   close=nornir is None, narrow=narrow, name="collect_facts",
                                    raise_on_error=False, on_failed=nornir is not None)
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None

@@ -62,12 +62,21 @@ class GidFact:
 
 @dataclass(frozen=True)
 class NeighborFact:
-    """An LLDP neighbor seen on a local interface."""
+    """An LLDP neighbor seen on a local interface.
+
+    `age_s`: seconds as the source counts them (lldpd: since it learned the entry or saw it
+    change; RouterOS: since its last frame), None when not reported. `stale`: the entry may
+    not describe the cable plugged in now (older than the port's last link change, superseded
+    by a fresher neighbour, or one of several lldpd keeps on the port until their TTL; see
+    `fabric.neighbors`): it is never judged.
+    """
 
     local_port: str
     system_name: str
     port_id: str
     port_descr: str | None = None
+    age_s: float | None = None
+    stale: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ nccl (nccl-tests). counters judges counter deltas over the probes' traffic, so s
 every host's counters before and one after; an idle window would prove nothing about errors
 or drops under load. `hosts` narrows everything to those hosts and the cables among them (see
 `Scope`).
+
+A host whose facts could not be read is ONE `host.reachable` error with the reason, not an
+error per check: the checks' own "no facts" errors about it are folded into that row (the
+report stays failed; the CLI exits 3 when nothing else failed, see `report.model.exit_code`).
+The report also carries the fingerprint of the fabric it judged (`fabric.fingerprint`).
 """
 
 from __future__ import annotations
@@ -21,12 +26,13 @@ import validators
 from fabric.collect import ROLES, collect_facts
 from fabric.errors import InputError
 from fabric.facts import Facts
+from fabric.fingerprint import fingerprint
 from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
 from fabric.probes.counters import snapshot_reader
 from fabric.probes.run import ProbeOptions, run_probes
 from fabric.redact import redact
-from fabric.report.model import CheckResult, Report
+from fabric.report.model import REACHABLE_CHECK, CheckResult, Report
 from fabric.target import Target
 
 #: Which families need which probe.
@@ -78,6 +84,17 @@ def host_scope(intent: Intent, hosts: Iterable[str]) -> Scope:
     return Scope(wanted, links, tuple(sorted(wanted | ends)))
 
 
+def fold_unreachable(results: Iterable[CheckResult], errors: dict[str, str]) -> list[CheckResult]:
+    """One `host.reachable` error per host that could not be read (with the reason), in place
+    of the `error` result every check gives for a host without facts."""
+    rows = [CheckResult(REACHABLE_CHECK, "error", host=host, expected="reachable",
+                        actual="unreachable",
+                        message=f"{host} could not be read: {reason}; none of its checks ran",
+                        hint=f"make {host} reachable (ssh/API, credentials) and validate again")
+            for host, reason in sorted(errors.items())]
+    return rows + [r for r in results if not (r.status == "error" and r.host in errors)]
+
+
 def run_validation(target: Target, only: set[str] | None = None,
                    progress: Progress | None = None, duration_s: float | None = None,
                    rate: str | None = None, say: Callable[[str], None] | None = None,
@@ -110,11 +127,15 @@ def run_validation(target: Target, only: set[str] | None = None,
     results = validators.run_checks(target.intent, facts, only)
     if scope is not None:
         results = [r for r in results if scope.covers(r)]
+    results = fold_unreachable(results, facts.errors)
+    if facts.errors:  # every result's family is listed (the `host` rows' too)
+        families = [*families, REACHABLE_CHECK.split(".", 1)[0]]
     report = Report.build(topology=target.intent.name, intent_hash=target.intent.intent_hash,
                           started=started.isoformat(timespec="seconds"),
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,
                           families=families, schedule=facts.schedule,
-                          facts_errors=facts.errors)
+                          facts_errors=facts.errors,
+                          fingerprint=fingerprint(target.intent, facts))
     secrets = target.credentials.secrets()
     return redact(report, secrets), redact(facts, secrets)
 

@@ -1,5 +1,11 @@
 """cabling: LLDP on both ends of every cable agrees with the topology; a miscabled end is named
-with the exact move (or swap) that fixes it."""
+with the exact move (or swap) that fixes it.
+
+Only fresh LLDP entries are judged. An entry the collector marked stale (older than the
+port's last link change, or superseded by a younger neighbour on the same port, see
+`fabric.neighbors`) says nothing about the cable plugged in now: it is never reported as
+"cabled to X"; an end that has nothing but stale entries gives a `stale` warning with the
+entries' ages, unless the other end settles the cable."""
 
 from __future__ import annotations
 
@@ -32,10 +38,16 @@ def _is_spark(intent: Intent, host: str) -> bool:
     return h is not None and h.role == "spark"
 
 
-def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint]], set[str]]:
-    """Each local endpoint -> the remote endpoints LLDP saw there; and the hosts that spoke
-    LLDP at all (an absent neighbor only counts on those)."""
+Stale = dict[Endpoint, list[tuple[Endpoint, float | None]]]
+
+
+def _observed(intent: Intent, facts: Facts
+              ) -> tuple[dict[Endpoint, set[Endpoint]], set[str], Stale]:
+    """Each local endpoint -> the remote endpoints fresh LLDP entries saw there; the hosts
+    that spoke LLDP at all (an absent neighbor only counts on those); and each local
+    endpoint's stale entries (remote endpoint, age)."""
     seen: dict[Endpoint, set[Endpoint]] = defaultdict(set)
+    stale: Stale = defaultdict(list)
     speaking: set[str] = set()
     sources: list[tuple[str, tuple[NeighborFact, ...]]] = [
         (h, sf.neighbors) for h, sf in facts.sparks.items()]
@@ -49,8 +61,21 @@ def _observed(intent: Intent, facts: Facts) -> tuple[dict[Endpoint, set[Endpoint
         for n in neighbors:
             remote = _host_named(intent, n.system_name) or n.system_name  # foreign: as named
             local = Endpoint(host, _port_named(intent, host, n.local_port))
-            seen[local].add(Endpoint(remote, _port_named(intent, remote, n.port_id)))
-    return seen, speaking
+            far = Endpoint(remote, _port_named(intent, remote, n.port_id))
+            if n.stale:
+                stale[local].append((far, n.age_s))
+            else:
+                seen[local].add(far)
+    return seen, speaking, stale
+
+
+def _ages(entries: list[tuple[Endpoint, float | None]]) -> str:
+    best: dict[Endpoint, float | None] = {}
+    for far, age in entries:
+        old = best.get(far)
+        best[far] = age if old is None else (old if age is None else min(old, age))
+    return ", ".join(f"{far} ({'age unknown' if age is None else f'{age:.0f} s old'})"
+                     for far, age in sorted(best.items(), key=lambda x: str(x[0])))
 
 
 def _fix(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
@@ -73,7 +98,7 @@ def _rank(intent: Intent, want: Endpoint, there: Endpoint, fix: str) -> tuple[bo
 
 
 def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
-                speaking: set[str], out: Out) -> None:
+                speaking: set[str], stale: Stale, out: Out) -> None:
     ends = ((link.a, link.b), (link.b, link.a))
     wrong = [(here, want, there) for here, want in ends for there in sorted(
         seen.get(here, set()), key=str) if there != want]
@@ -95,6 +120,18 @@ def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
         out.ok(f"{link.id}: LLDP confirms it from {' and '.join(str(e) for e in confirmed)}",
                link=link.id, expected=link.id, actual=link.id)
         return
+    old = [(here, stale[here]) for here, _ in ends if stale.get(here)]
+    if old:
+        where = "; ".join(f"at {here}: {_ages(entries)}" for here, entries in old)
+        out.warn(f"{link.id}: stale: LLDP cannot tell what is plugged in now, not judged: "
+                 f"{where} (entries older than the link's last change, or several "
+                 "neighbours on one port: LLDP keeps one it no longer hears until its TTL)",
+                 link=link.id,
+                 expected=link.id, actual="stale",
+                 hint="the neighbour has not been heard since the link last changed; "
+                 "`lldpcli update` on the Sparks (validate does it) and validate again, or "
+                 "check that the far end runs LLDP")
+        return
     silent = [here.host for here, _ in ends if here.host in speaking]
     if silent:
         out.warn(f"{link.id}: no LLDP neighbor at {' or '.join(str(h) for h, _ in ends)} "
@@ -108,11 +145,12 @@ def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
 
 @check("cabling.lldp")
 def check_lldp(intent: Intent, facts: Facts, out: Out) -> None:
-    """Judges each cable against LLDP seen on both ends; names the move that fixes a miscabling."""
+    """Judges each cable against fresh LLDP seen on both ends (stale entries warn, never
+    judge); names the move that fixes a miscabling."""
     for host in [h.name for h in intent.sparks]:
         out.spark(host)
     if intent.switch is not None:
         out.switch(intent.switch.host)
-    seen, speaking = _observed(intent, facts)
+    seen, speaking, stale = _observed(intent, facts)
     for link in intent.links:
-        _judge_link(intent, link, seen, speaking, out)
+        _judge_link(intent, link, seen, speaking, stale, out)

@@ -1,5 +1,6 @@
 """`fabric validate`: facts, active probes and every check; a report on the terminal and in
-files. Exit 0 passed, 1 a check failed or errored, 2 bad usage, 3 no host could be reached."""
+files. Exit 0 passed, 1 a check failed or errored on a host that answered, 2 bad usage, 3 the
+run could not complete (some host could not be read, and nothing else failed)."""
 
 from __future__ import annotations
 
@@ -64,8 +65,10 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     """Validate a fabric: facts, ping matrix, bandwidth rounds, nccl-tests, every check; a
     report. `--hosts` narrows it to those hosts and the cables among them.
 
-    Exit 0 when everything passed, 1 when a check failed or errored, 2 on bad usage (an
-    unknown family lists the families), 3 when no host could be reached at all.
+    Exit 0 when everything passed, 1 when a check failed or errored on a host that answered,
+    2 on bad usage (an unknown family lists the families), 3 when the run could not complete:
+    some host could not be read (one `host.reachable` row each, with the reason) and nothing
+    else failed. The gate opens on neither 1 nor 3.
     """
     from fabric.cli import err_console
     from fabric.gate import default_report_path
@@ -96,10 +99,13 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
         default = default_report_path(target.lab)
         write_json(report, default)
         err_console.print(f"report saved for `fabric gate`: {default}", style="dim")
+    why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
     if not facts.sparks and facts.switch is None:
-        why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
         raise RunIncomplete(f"no host could be reached: {why}")
-    raise typer.Exit(exit_code(report))
+    code = exit_code(report)
+    if code == 3:
+        raise RunIncomplete(f"the run could not complete, unreachable: {why}")
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

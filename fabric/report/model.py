@@ -1,7 +1,8 @@
 """CheckResult and Report: the contract between validators, writers and the gate.
 
 The JSON shape (`report_to_json`) is a contract (DESIGN.md, Report JSON): keys are only ever
-added. `exit_code` maps a report onto the CLI's exit codes (0 passed, 1 a check failed).
+added. `exit_code` maps a report onto the CLI's exit codes (0 passed, 1 a check failed, 3 the
+run could not complete: hosts that could not be read and nothing else failed).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ STATUSES: tuple[Status, ...] = ("pass", "warn", "fail", "skip", "error")
 SEVERITY: dict[str, int] = {"skip": 0, "pass": 1, "warn": 2, "fail": 3, "error": 4}
 FAILING: frozenset[str] = frozenset({"fail", "error"})
 RESULT_KEYS = ("check", "status", "host", "link", "expected", "actual", "message", "hint")
+#: The one `error` row of a host whose facts could not be read (its checks did not run).
+REACHABLE_CHECK = "host.reachable"
 
 
 class ReportError(ValueError):
@@ -63,18 +66,22 @@ class Report:
     families: tuple[str, ...] = ()
     schedule: dict[str, Any] = field(default_factory=dict)
     facts_errors: dict[str, str] = field(default_factory=dict)
+    #: The judged fabric's state (`fabric.fingerprint`); `fabric gate` compares it live.
+    fingerprint: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, *, topology: str, intent_hash: str, started: str, duration_s: float,
               results: Iterable[CheckResult], lab: str | None = None,
               families: Iterable[str] = (), schedule: Mapping[str, Any] | None = None,
-              facts_errors: Mapping[str, str] | None = None) -> Report:
+              facts_errors: Mapping[str, str] | None = None,
+              fingerprint: Mapping[str, Any] | None = None) -> Report:
         """A report whose `passed` is derived from its results (no fail, no error)."""
         res = tuple(results)
         return cls(topology=topology, intent_hash=intent_hash, started=started,
                    duration_s=round(duration_s, 3), passed=not any(r.failed for r in res),
                    results=res, lab=lab, families=tuple(families),
-                   schedule=dict(schedule or {}), facts_errors=dict(facts_errors or {}))
+                   schedule=dict(schedule or {}), facts_errors=dict(facts_errors or {}),
+                   fingerprint=dict(fingerprint or {}))
 
     def counts(self) -> dict[str, int]:
         """Results per status, every status present (zero when none)."""
@@ -112,9 +119,19 @@ def link_status(report: Report) -> dict[str, str]:
     return _worst_by(report, "link")
 
 
+def unreachable(report: Report) -> dict[str, str]:
+    """Hosts that could not be read, each with its `host.reachable` message."""
+    return {r.host or "?": r.message for r in report.results
+            if r.check == REACHABLE_CHECK and r.failed}
+
+
 def exit_code(report: Report) -> int:
-    """0 if the report passed, 1 if any result failed or errored (CLI contract)."""
-    return 1 if (not report.passed or any(r.failed for r in report.results)) else 0
+    """The CLI contract: 0 passed; 1 a check failed or errored on a host that answered; 3 the
+    run could not complete (hosts could not be read) and nothing else failed."""
+    failed = [r for r in report.results if r.failed]
+    if not failed:
+        return 0 if report.passed else 1
+    return 3 if all(r.check == REACHABLE_CHECK for r in failed) else 1
 
 
 def result_to_dict(result: CheckResult) -> dict[str, Any]:
@@ -135,6 +152,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "families": list(report.families),
         "schedule": report.schedule,
         "facts_errors": report.facts_errors,
+        "fingerprint": report.fingerprint,
     }
 
 
@@ -192,4 +210,13 @@ def report_from_json(text: str) -> Report:
         families=tuple(data.get("families") or ()),
         schedule=dict(data.get("schedule") or {}),
         facts_errors=dict(data.get("facts_errors") or {}),
+        fingerprint=_fingerprint(data.get("fingerprint")),
     )
+
+
+def _fingerprint(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ReportError(f"report field 'fingerprint' has the wrong type ({type(value).__name__})")
+    return value

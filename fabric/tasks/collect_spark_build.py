@@ -7,7 +7,9 @@ Decisions (what a section that cannot be used becomes):
 - a netdev the intent names but the host lacks: one note, its ethtool/QoS facts left out;
 - another non-zero exit, an empty output where one is required, or output the parser rejects
   (`ParseError`): a note naming the section and why; the fact stays empty or None. A garbled
-  section never stops the rest of the host's facts from being built.
+  section never stops the rest of the host's facts from being built;
+- a command that was not in the batch at all (the narrow batch of `fabric gate`): no fact, no
+  note.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from fabric.facts import (
     TimeFact,
     VersionFacts,
 )
+from fabric.neighbors import age_seconds
 from fabric.parsers import parse
 from fabric.parsers.records import (
     ChronyTracking,
@@ -64,7 +67,9 @@ class SectionReader:
     spare: frozenset[str] = frozenset()  # twins the intent does not use: absence is no news
 
     def _usable(self, name: str) -> Section | None:
-        cmd = self.commands[name]
+        cmd = self.commands.get(name)
+        if cmd is None:  # not asked for in this batch
+            return None
         sec = self.sections.get(name)
         if sec is None:
             self.notes[f"{name}: not in the transcript"] = None
@@ -93,8 +98,10 @@ class SectionReader:
     def records(self, name: str, cls: type[R]) -> list[R] | None:
         """Parsed records of type `cls`, None when unusable or unparseable (recorded)."""
         sec = self._usable(name)
+        if sec is None:
+            return None
         kind = self.commands[name].kind
-        if sec is None or kind is None:
+        if kind is None:
             return None
         if not sec.output.strip():
             return []
@@ -213,12 +220,38 @@ def _gids(rd: SectionReader) -> tuple[GidFact, ...]:
 
 
 def _neighbors(rd: SectionReader) -> tuple[NeighborFact, ...]:
+    found = rd.records("lldpcli", LldpNeighbor) or []
+    ages = _lldp_ages(rd.sections["lldpcli"].output) if found else []
+    if len(ages) != len(found):
+        ages = [None] * len(found)
     return tuple(
         NeighborFact(local_port=n.local_interface,
                      system_name=n.chassis_name or n.chassis_id or "",
-                     port_id=n.port_id or "", port_descr=n.port_descr)
-        for n in rd.records("lldpcli", LldpNeighbor) or []
+                     port_id=n.port_id or "", port_descr=n.port_descr, age_s=age)
+        for n, age in zip(found, ages, strict=True)
     )
+
+
+def _as_list(value: object) -> list[object]:
+    return value if isinstance(value, list) else [value]
+
+
+def _lldp_ages(raw: str) -> list[float | None]:
+    """Each neighbour's `age` (seconds since lldpd learned it), in the order the lldpcli
+    reader lists the neighbours (interface entries, then neighbours per interface)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return []
+    lldp = data.get("lldp") if isinstance(data, dict) else None
+    entries = lldp.get("interface") if isinstance(lldp, dict) else None
+    ages: list[float | None] = []
+    for entry in _as_list(entries) if entries is not None else []:
+        for body in (entry.values() if isinstance(entry, dict) else []):
+            for neighbor in _as_list(body):
+                age = neighbor.get("age") if isinstance(neighbor, dict) else None
+                ages.append(age_seconds(age) if isinstance(age, str) else None)
+    return ages
 
 
 _NCCL_LIB = re.compile(r"libnccl\.so\.(\d+(?:\.\d+)+)")

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.facts import SparkFacts
 from fabric.intent.model import Intent
+from fabric.neighbors import endpoint, mark_stale
 from fabric.tasks.collect_spark_build import build_spark_facts
 from fabric.tasks.collect_spark_sections import split_transcript
 from fabric.tasks.remote_exec import exec_script
-from fabric.tasks.spark_commands import render_script, spark_commands
+from fabric.tasks.spark_commands import gate_commands, render_script, spark_commands
 
 
 def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
@@ -31,16 +34,30 @@ def run_batch(connection: Any, script: str, read_timeout: float) -> str:
     return out
 
 
-def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0) -> Result:
-    """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
-    LLDP neighbors, versions, time sync, FORWARD policy, QoS - one login, one batch.
+def with_fresh_neighbors(intent: Intent, facts: SparkFacts) -> SparkFacts:
+    """The facts with each stale LLDP entry marked (`fabric.neighbors.mark_stale`; lldpd's
+    ages count from when it learned an entry)."""
+    fresh = mark_stale(facts.neighbors,
+                       lambda n: endpoint(intent, n.system_name, n.port_id),
+                       by_last_frame=False)
+    return dataclasses.replace(facts, neighbors=fresh)
 
-    Read-only, so a dry run collects too. Missing tools and unparseable sections are recorded
-    in the facts (`missing`, `notes`); a broken session raises and fails the host.
+
+def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
+                        narrow: bool = False) -> Result:
+    """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
+    LLDP neighbors (announced and read fresh, stale entries marked), versions, time sync,
+    FORWARD policy, QoS - one login, one batch.
+
+    `narrow`: only what `fabric gate` compares (links, addresses, LLDP, GIDs, the cabled
+    twins' ethtool; `spark_commands.gate_commands`). Read-only, so a dry run collects too.
+    Missing tools and unparseable sections are recorded in the facts (`missing`, `notes`); a
+    broken session raises and fails the host.
     """
     twins, used = spark_twins(intent, task.host.name)
-    commands = spark_commands(twins)
+    commands = gate_commands(used) if narrow else spark_commands(twins, used)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     raw = run_batch(conn, render_script(commands), read_timeout)
-    facts = build_spark_facts(task.host.name, twins, split_transcript(raw), commands, used)
-    return Result(host=task.host, result=facts, changed=False)
+    facts = build_spark_facts(task.host.name, used if narrow else twins,
+                              split_transcript(raw), commands, used)
+    return Result(host=task.host, result=with_fresh_neighbors(intent, facts), changed=False)

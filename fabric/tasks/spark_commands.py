@@ -9,7 +9,13 @@ Conventions the rows rely on:
 - `ok_rc` lists exit codes whose output is still parsed (grep exits 2 on EINVAL GID slots);
 - `empty_ok`: empty output means "nothing there" (no RDMA devices), not a parse error;
 - fallbacks (sysfs GIDs, timedatectl) always run: they are cheap reads, and the builder takes
-  the primary section when it parsed and the fallback otherwise.
+  the primary section when it parsed and the fallback otherwise;
+- LLDP is read fresh (`lldp_command`): the Spark announces itself first (`lldpcli update`, so
+  every neighbour hears it now), then waits, bounded, until each cabled twin with carrier
+  lists a neighbour, then reads.
+
+`GATE_COMMANDS`/`gate_commands` are the narrow set `fabric gate` re-reads live: links,
+addresses, ethtool, LLDP and GIDs (see `fabric.fingerprint`).
 """
 
 from __future__ import annotations
@@ -72,6 +78,42 @@ def root_read(command: str, try_first: bool = True) -> str:
 
 _IPTABLES = root_read("iptables -S FORWARD", try_first=False)
 
+#: The longest the LLDP read waits for a cabled twin's neighbour to show up, seconds.
+LLDP_WAIT_S = 2.0
+_LLDP_STEP_S = 0.1
+
+
+def lldp_command(cabled: Iterable[str] = ()) -> SparkCommand:
+    """Announce, wait (bounded) for each cabled twin with carrier to list a neighbour, read.
+
+    `lldpcli update` makes lldpd send an LLDPDU on every port now, so the neighbours (the
+    other Sparks' batches do the same) hear each other within a fraction of a second rather
+    than a tx-interval. The wait only matters right after a link came up (lldpd forgets a
+    port's neighbours while it is down): a twin that has a neighbour, or has no carrier, is
+    not waited for. lldpd's control socket needs root or group _lldpd: the user first, then
+    `sudo -n` (as `root_read`).
+    """
+    devs = list(cabled)
+    for dev in devs:
+        if not _NETDEV.match(dev):
+            raise ValueError(f"not a netdev name: {dev!r}")
+    tries = int(LLDP_WAIT_S / _LLDP_STEP_S)
+    wait = (
+        f"i=0; while [ $i -lt {tries} ]; do n=$($L -f keyvalue show neighbors 2>/dev/null); "
+        "w=0; for d in " + " ".join(devs) + "; do "
+        "[ \"$(cat /sys/class/net/$d/carrier 2>/dev/null)\" = 1 ] || continue; "
+        "printf '%s\\n' \"$n\" | grep -qF \"lldp.$d.via=\" || w=1; done; "
+        f"[ $w = 0 ] && break; sleep {_LLDP_STEP_S}; i=$((i+1)); done; "
+    ) if devs else ""
+    shell = (
+        "command -v lldpcli >/dev/null 2>&1 || exit 127; L=lldpcli; "
+        "if [ \"$(id -u)\" != 0 ] && ! lldpcli show configuration >/dev/null 2>&1; then "
+        "L='sudo -n lldpcli'; fi; $L update >/dev/null 2>&1; "
+        + wait + "$L -f json show neighbors"
+    )
+    return SparkCommand("lldpcli", shell, "lldpcli", "lldpcli")
+
+
 #: Host-wide commands, in the order they run.
 HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("hostname", "hostname", None, "hostname"),
@@ -84,7 +126,7 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("show_gids", "show_gids", "show_gids", "show_gids", empty_ok=True),
     SparkCommand("sysfs_gids", _SYSFS_GIDS, "sysfs_gids", "sysfs gids", ok_rc=(0, 2),
                  empty_ok=True),
-    SparkCommand("lldpcli", root_read("lldpcli -f json show neighbors"), "lldpcli", "lldpcli"),
+    lldp_command(),
     SparkCommand("nccl", _NCCL, None, "nccl"),
     SparkCommand("cuda_driver", _CUDA, None, "nvidia driver"),
     SparkCommand("cuda_toolkit", _CUDA_TOOLKIT, None, "cuda toolkit"),
@@ -120,11 +162,32 @@ def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
     )
 
 
-def spark_commands(twins: Iterable[str]) -> tuple[SparkCommand, ...]:
-    """The whole batch for a Spark whose fabric twins are `twins`."""
-    rows = list(HOST_COMMANDS)
+def _with_lldp(rows: Iterable[SparkCommand], cabled: Iterable[str]) -> list[SparkCommand]:
+    wait = lldp_command(cabled)
+    return [wait if c.name == "lldpcli" else c for c in rows]
+
+
+def spark_commands(twins: Iterable[str],
+                   cabled: Iterable[str] | None = None) -> tuple[SparkCommand, ...]:
+    """The whole batch for a Spark whose fabric twins are `twins`; the LLDP read waits for
+    the `cabled` ones (default: all twins)."""
+    twins = list(twins)
+    rows = _with_lldp(HOST_COMMANDS, twins if cabled is None else cabled)
     for netdev in twins:
         rows.extend(twin_commands(netdev))
+    return tuple(rows)
+
+
+#: Host-wide commands `fabric gate` re-reads (the fingerprint's inputs), in the order they run.
+GATE_COMMANDS: tuple[str, ...] = ("ip_link", "ip_addr", "lldpcli", "show_gids", "sysfs_gids")
+
+
+def gate_commands(twins: Iterable[str]) -> tuple[SparkCommand, ...]:
+    """The narrow batch `fabric gate` runs: links, addresses, LLDP, GIDs and `ethtool` (speed)
+    of the cabled `twins` only; the same rows as the full batch, so the same builder reads it."""
+    twins = list(twins)
+    rows = _with_lldp((c for c in HOST_COMMANDS if c.name in GATE_COMMANDS), twins)
+    rows += [twin_commands(netdev)[0] for netdev in twins]
     return tuple(rows)
 
 

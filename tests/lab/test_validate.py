@@ -139,10 +139,11 @@ def inject(faulty: list[str], lab: str, kind: str, target: str) -> None:
 
 
 def assert_localised(code: int, report: dict[str, Any], err: str, blame: set[str],
-                     must: str | None = None) -> None:
-    """Exit 1; every failing result names something in `blame`; one names `must`."""
+                     must: str | None = None, exit_code: int = 1) -> None:
+    """Exit `exit_code` (1; 3 for an unreachable host); every failing result names something
+    in `blame`; one names `must`."""
     bad = failing(report)
-    assert code == 1 and bad, f"exit {code}, failing {bad}\n{err[-3000:]}"
+    assert code == exit_code and bad, f"exit {code}, failing {bad}\n{err[-3000:]}"
     unrelated = [r for r in bad if not any(b in names(r) for b in blame)]
     assert not unrelated, json.dumps(unrelated, indent=1)
     if must is not None:
@@ -243,7 +244,8 @@ def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
     lab: str = request.getfixturevalue(f"{fault.lab}_lab")
     inject(faulty, lab, fault.kind, fault.target)
     code, report, err = validate(lab, tmp_path, *(("--only", fault.only) if fault.only else ()))
-    assert_localised(code, report, err, blame=set(fault.blame), must=fault.must)
+    assert_localised(code, report, err, blame=set(fault.blame), must=fault.must,
+                     exit_code=3 if fault.unreachable else 1)
     if fault.only_link:
         assert {r["link"] for r in failing(report)} == {fault.must}
     if fault.unreachable is not None:

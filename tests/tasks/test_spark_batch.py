@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from fabric.tasks.collect_spark_facts import run_batch
 from fabric.tasks.collect_spark_sections import TranscriptError, split_transcript
 from fabric.tasks.spark_commands import (
     ABSENT_RC,
+    LLDP_WAIT_S,
     SparkCommand,
+    gate_commands,
+    lldp_command,
     render_script,
     spark_commands,
     twin_commands,
@@ -73,3 +81,58 @@ def test_broken_transcripts_raise(text: str, why: str) -> None:
 def test_bad_netdev_name_is_refused() -> None:
     with pytest.raises(ValueError, match="not a netdev"):
         twin_commands("eth0; reboot")
+
+
+FAKE_LLDPCLI = """#!/bin/sh
+# logs each call; lists a neighbour on lo from the {ready}th keyvalue read on (never if 0)
+echo "$*" >> "{log}"
+case "$*" in
+  "-f keyvalue show neighbors")
+    n=$(grep -c keyvalue "{log}")
+    [ {ready} -gt 0 ] && [ "$n" -ge {ready} ] && echo "lldp.lo.via=LLDP"; exit 0;;
+  "-f json show neighbors") echo '{{"lldp": {{}}}}'; exit 0;;
+esac
+exit 0
+"""
+
+
+def _lldp_run(tmp_path: Path, ready: int, devs: list[str]) -> tuple[str, list[str]]:
+    """Run the LLDP row against a fake lldpcli; (its output, the lldpcli calls in order)."""
+    log = tmp_path / "calls"
+    log.touch()
+    fake = tmp_path / "bin" / "lldpcli"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_LLDPCLI.format(log=log, ready=ready))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "-c", lldp_command(devs).shell], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, log.read_text().splitlines()
+
+
+@pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
+def test_lldp_read_announces_then_waits_for_the_neighbour(tmp_path: Path) -> None:
+    """`lldpcli update` first, then the table is re-read until the cabled twin (lo here, it
+    has carrier) lists a neighbour, then the JSON; a netdev without carrier is not waited
+    for."""
+    out, calls = _lldp_run(tmp_path, ready=3, devs=["lo", "nosuchdev0"])
+    assert calls[0] == "update"
+    assert calls[1:] == ["-f keyvalue show neighbors"] * 3 + ["-f json show neighbors"]
+    assert json.loads(out) == {"lldp": {}}
+
+
+@pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
+def test_lldp_wait_is_bounded(tmp_path: Path) -> None:
+    _, calls = _lldp_run(tmp_path, ready=0, devs=["lo"])
+    tries = int(LLDP_WAIT_S / 0.1)
+    assert calls == ["update"] + ["-f keyvalue show neighbors"] * tries + [
+        "-f json show neighbors"]
+
+
+def test_gate_batch_is_narrow() -> None:
+    names = [c.name for c in gate_commands(["enp1s0f0np0", "enP2p1s0f0np0"])]
+    assert names == ["ip_link", "ip_addr", "show_gids", "sysfs_gids", "lldpcli",
+                     "ethtool:enp1s0f0np0", "ethtool:enP2p1s0f0np0"]
+    with pytest.raises(ValueError, match="not a netdev"):
+        lldp_command(["eth0; reboot"])

@@ -1,19 +1,34 @@
 """When no host answers, `fabric validate` exits 3 AND replaces the gate's report with a
-failing one, so an older passing report can never open the gate."""
+failing one, so an older passing report can never open the gate. A host that cannot be read is
+one `host.reachable` row with the reason; only hosts unreachable: exit 3; a failure on a host
+that answered: exit 1; the report fails either way."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+import validators
+from fabric.facts import Facts, facts_from_json
 from fabric.gate import default_report_path
 from fabric.intent.build import load_intent
-from fabric.report.model import CheckResult, Report, report_to_json
+from fabric.intent.model import Intent
+from fabric.report.model import (
+    REACHABLE_CHECK,
+    CheckResult,
+    Report,
+    exit_code,
+    report_to_json,
+    unreachable,
+)
+from fabric.validate import fold_unreachable
 from tests.conftest import run_cli
 from tests.tasks.conftest import write_inventory
+from tests.tasks.helpers import FIXTURES
 
 
 def test_nothing_reachable_exits_3_and_shuts_the_gate(
@@ -30,8 +45,8 @@ def test_nothing_reachable_exits_3_and_shuts_the_gate(
     path = default_report_path(None)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(report_to_json(earlier_pass))
-    code, _, err = run_cli(["gate", "-i", str(inv), "-t", "star4"], capsys)
-    assert code == 0, err  # the gate is open before the failed run
+    code, _, err = run_cli(["gate", "-i", str(inv), "-t", "star4", "--no-live"], capsys)
+    assert code == 0, err  # the (offline) gate is open before the failed run
 
     code, _, err = run_cli(["validate", "-i", str(inv), "-t", "star4", "--only", "link"],
                            capsys)
@@ -40,5 +55,59 @@ def test_nothing_reachable_exits_3_and_shuts_the_gate(
     saved = json.loads(path.read_text())
     assert saved["passed"] is False
     assert {r["status"] for r in saved["results"]} == {"error"}
-    code, _, err = run_cli(["gate", "-i", str(inv), "-t", "star4"], capsys)
+    # one row per host, with the reason: not one per check and host
+    assert sorted(r["host"] for r in saved["results"]) == [
+        "crs804", "spark01", "spark02", "spark03", "spark04"]
+    assert {r["check"] for r in saved["results"]} == {"host.reachable"}
+    assert all("refused" in r["message"] or "could not be read" in r["message"]
+               for r in saved["results"])
+    code, _, err = run_cli(["gate", "-i", str(inv), "-t", "star4", "--no-live"], capsys)
     assert code == 1, err
+
+
+# --- recorded facts with a host that could not be read ----------------------------------------
+
+REASON = "ssh 198.18.4.2:22: connection refused (is sshd running?)"
+
+
+def _recorded_without(host: str) -> tuple[Intent, Facts]:
+    """The recorded star4 lab facts (tests/fixtures/facts/lab_star4.json) with `host` lost."""
+    facts = facts_from_json((FIXTURES / "lab_star4.json").read_text())
+    intent = load_intent("star4", None)
+    sparks = {h: f for h, f in facts.sparks.items() if h != host}
+    return intent, dataclasses.replace(facts, sparks=sparks, errors={host: REASON})
+
+
+def _report(intent: Intent, results: list[CheckResult]) -> Report:
+    return Report.build(topology=intent.name, intent_hash=intent.intent_hash,
+                        started=datetime.now(UTC).isoformat(), duration_s=1.0, results=results)
+
+
+def test_an_unreachable_host_is_one_row_with_the_reason() -> None:
+    intent, facts = _recorded_without("spark02")
+    raw = validators.run_checks(intent, facts)
+    assert len([r for r in raw if r.status == "error" and r.host == "spark02"]) > 5
+    folded = fold_unreachable(raw, facts.errors)
+    about = [r for r in folded if r.host == "spark02" and r.status == "error"]
+    assert len(about) == 1
+    [row] = about
+    assert row.check == REACHABLE_CHECK and REASON in row.message and row.hint
+    # everything else is judged as before
+    assert [r for r in folded if r is not row] == [
+        r for r in raw if not (r.status == "error" and r.host == "spark02")]
+
+
+def test_exit_3_when_only_hosts_were_unreachable_1_when_a_reachable_host_failed() -> None:
+    intent, facts = _recorded_without("spark02")
+    unreachable_only = [r for r in fold_unreachable(validators.run_checks(intent, facts),
+                                                    facts.errors)
+                        if r.check == REACHABLE_CHECK or not r.failed]
+    report = _report(intent, unreachable_only)
+    assert (report.passed, exit_code(report)) == (False, 3)
+    assert unreachable(report) == {"spark02": unreachable_only[0].message}
+    broken = CheckResult("mtu.interface", "fail", host="spark03", expected=9000, actual=1500,
+                         message="spark03 MTU 1500", hint="set it")
+    report = _report(intent, [*unreachable_only, broken])
+    assert (report.passed, exit_code(report)) == (False, 1)
+    report = _report(intent, [r for r in unreachable_only if r.check != REACHABLE_CHECK])
+    assert exit_code(report) == 0

@@ -120,3 +120,78 @@ def test_ring_ends_swapped_across_hosts(ring4: Intent, ring_facts: Facts) -> Non
     for r in rs:  # one exchange of two plugs fixes both cables
         assert r.hint in ("swap the cables at spark04:p1 and spark02:p1",
                           "swap the cables at spark02:p1 and spark04:p1"), r.hint
+
+
+# --- stale LLDP entries (fabric.neighbors marks them; the check never judges them) -----------
+
+def _after_undone_swap(star4: Intent, star_facts: Facts, marked: bool) -> Facts:
+    """spark02's and spark03's cables were swapped and put back: each Spark still lists the
+    lane it saw during the swap (an older entry lldpd keeps until its TTL) next to the lane
+    it is on again; `marked`: the collector flagged the leftovers stale."""
+    facts = star_facts
+    for host, other in (("spark02", "qsfp56-dd-3-1"), ("spark03", "qsfp56-dd-2-1")):
+        now = facts.sparks[host].neighbors
+        left = tuple(dataclasses.replace(n, port_id=other, age_s=30.0, stale=marked)
+                     for n in now)
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(n, age_s=1.0) for n in now) + left)
+    return facts
+
+
+def test_stale_entries_of_an_undone_swap_are_not_judged(star4: Intent,
+                                                         star_facts: Facts) -> None:
+    from validators.cabling import check_lldp
+
+    facts = _after_undone_swap(star4, star_facts, marked=True)
+    rs = [r for r in check_lldp(star4, facts) if r.link]
+    assert {r.status for r in rs} == {"pass"}, [r.message for r in rs]
+    # unmarked, the same leftovers would read as a miscabling: the marking is what saves it
+    unmarked = _after_undone_swap(star4, star_facts, marked=False)
+    assert any(r.status == "fail" for r in check_lldp(star4, unmarked))
+
+
+def test_lldpd_leftovers_as_the_spark_collector_marks_them(star4: Intent,
+                                                           star_facts: Facts) -> None:
+    """The collector's own marking (lldpd: several neighbours on a twin are all stale) on
+    the undone swap: the Sparks' ends say nothing, the switch's ends confirm: pass."""
+    from fabric.tasks.collect_spark_facts import with_fresh_neighbors
+    from validators.cabling import check_lldp
+
+    facts = _after_undone_swap(star4, star_facts, marked=False)
+    for host in ("spark02", "spark03"):
+        marked = with_fresh_neighbors(star4, facts.sparks[host])
+        assert all(n.stale for n in marked.neighbors)
+        facts = builder.replace_spark(facts, host, neighbors=marked.neighbors)
+    rs = [r for r in check_lldp(star4, facts) if r.link]
+    assert {r.status for r in rs} == {"pass"}, [r.message for r in rs]
+
+
+def test_only_stale_entries_warn_with_their_age_and_never_claim_a_cable(
+        star4: Intent, star_facts: Facts) -> None:
+    from validators.cabling import check_lldp
+
+    assert star_facts.switch is not None
+    link = link_id(star4, "spark02")
+    sw = dataclasses.replace(star_facts.switch, neighbors=tuple(
+        n for n in star_facts.switch.neighbors if n.local_port != "qsfp56-dd-2-1"))
+    facts = dataclasses.replace(star_facts, switch=sw)
+    facts = builder.replace_spark(facts, "spark02", neighbors=tuple(
+        dataclasses.replace(n, port_id="qsfp56-dd-3-1", age_s=37.0, stale=True)
+        for n in facts.sparks["spark02"].neighbors))
+    [r] = [r for r in check_lldp(star4, facts) if r.link == link]
+    assert r.status == "warn" and "stale" in r.message and "37 s old" in r.message
+    assert "cabled to" not in r.message and r.actual == "stale" and r.hint
+
+
+def test_a_fresh_swap_still_fails(star4: Intent, star_facts: Facts) -> None:
+    """During a swap the youngest entry is the swapped lane: judged, and it fails."""
+    from validators.cabling import check_lldp
+
+    facts = star_facts
+    for host, other in (("spark02", "qsfp56-dd-3-1"), ("spark03", "qsfp56-dd-2-1")):
+        now = facts.sparks[host].neighbors
+        facts = builder.replace_spark(facts, host, neighbors=tuple(
+            dataclasses.replace(n, age_s=300.0, stale=True) for n in now) + tuple(
+            dataclasses.replace(n, port_id=other, age_s=2.0) for n in now))
+    bad = {r.link for r in check_lldp(star4, facts) if r.status == "fail"}
+    assert bad == {link_id(star4, "spark02"), link_id(star4, "spark03")}

@@ -1,0 +1,146 @@
+"""On a configured star4 lab: `fabric gate` is bound to the live fabric (a changed MTU shuts it,
+naming the twin; restored, it opens; an unreachable Spark is exit 3; a lab rebuilt under the
+same name never inherits the pass), `fabric validate` exits 3 with one row for a Spark whose
+sshd is stopped, and LLDP is fresh: a swap fails cabling, and right after the heal cabling
+passes again (no wait for the TTL of the swapped entries)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabric.lab import builder, faults, registry
+from tests.lab.conftest import build
+from tests.lab.test_validate import STAR_LINK, configure
+
+pytestmark = pytest.mark.lab
+
+LAB = "t-gate"
+#: Families that do not run the bandwidth rounds: a gate test needs a pass, not a benchmark.
+QUICK = "link,mtu,addr,route,cabling,switch"
+TWIN = "enp1s0f0np0"
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The state directory of this module's runs (reports for the gate)."""
+    return tmp_path_factory.mktemp("state")
+
+
+def fabric(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "FABRIC_STATE_DIR": str(state)}
+    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
+                          text=True, timeout=300, check=False, env=env)
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[str]:
+    """star4, prepared switch, configured with `fabric push --apply`."""
+    try:
+        build("star4", LAB, switch_prepared=True)
+        configure(LAB)
+        yield LAB
+    finally:
+        builder.down(LAB)
+
+
+def validate(state: Path, lab: str, tmp_path: Path,
+             only: str = QUICK) -> tuple[int, dict[str, Any], str]:
+    out = tmp_path / "report.json"
+    out.unlink(missing_ok=True)
+    proc = fabric(state, "validate", "--lab", lab, "--only", only, "--json", str(out))
+    return proc.returncode, (json.loads(out.read_text()) if out.exists() else {}), proc.stderr
+
+
+def gate(state: Path, lab: str) -> tuple[int, str]:
+    proc = fabric(state, "gate", "--lab", lab)
+    return proc.returncode, " ".join(proc.stderr.split())
+
+
+def passed(state: Path, lab: str, tmp_path: Path) -> None:
+    code, report, err = validate(state, lab, tmp_path)
+    bad = [r for r in report.get("results", []) if r["status"] in ("fail", "error")]
+    assert code == 0 and report["passed"] and not bad, f"exit {code}: {bad}\n{err[-3000:]}"
+
+
+def set_mtu(lab: str, host: str, dev: str, mtu: int) -> None:
+    netns = registry.load_lab(lab).namespaces[host]
+    subprocess.run(["ip", "-n", netns, "link", "set", "dev", dev, "mtu", str(mtu)], check=True)
+
+
+def test_gate_opens_on_the_fabric_it_judged_and_names_a_change(lab: str, state: Path,
+                                                                tmp_path: Path) -> None:
+    passed(state, lab, tmp_path)
+    code, err = gate(state, lab)
+    assert code == 0 and "OPEN" in err and "live fabric matches" in err, err
+    set_mtu(lab, "spark02", TWIN, 1500)
+    try:
+        code, err = gate(state, lab)
+        assert code == 1 and f"spark02:{TWIN} mtu 9000 -> 1500" in err, err
+    finally:
+        set_mtu(lab, "spark02", TWIN, 9000)
+    code, err = gate(state, lab)
+    assert code == 0 and "OPEN" in err, err
+
+
+def test_sshd_stopped_validate_is_3_with_one_row_and_the_gate_is_3(lab: str, state: Path,
+                                                                    tmp_path: Path) -> None:
+    passed(state, lab, tmp_path)
+    faults.inject(lab, "sshd-stop", "spark02")
+    try:
+        code, err = gate(state, lab)  # the pass is fine, the fabric cannot be read now
+        assert code == 3 and "spark02" in err and "connection refused" in err, err
+        code, report, err = validate(state, lab, tmp_path)
+    finally:
+        faults.heal(lab)
+    assert code == 3, err[-3000:]
+    assert "spark02" in err and "could not complete" in " ".join(err.split())
+    bad = [r for r in report["results"] if r["status"] in ("fail", "error")]
+    assert [(r["check"], r["host"]) for r in bad] == [("host.reachable", "spark02")], bad
+    assert "connection refused" in bad[0]["message"] and not report["passed"]
+    code, err = gate(state, lab)  # the saved report is that failed run: shut, whatever the fabric
+    assert code == 1 and "did not pass" in err, err
+
+
+def _cabling(report: dict[str, Any]) -> dict[str, str]:
+    return {r["link"]: r["status"] for r in report["results"]
+            if r["check"] == "cabling.lldp" and r["link"]}
+
+
+def test_swap_fails_cabling_and_right_after_the_heal_it_passes(lab: str, state: Path,
+                                                                tmp_path: Path) -> None:
+    faults.inject(lab, "swap", "crs804:qsfp56-dd-2-1,crs804:qsfp56-dd-3-1")
+    try:
+        code, report, err = validate(state, lab, tmp_path, "cabling")
+    finally:
+        faults.heal(lab)
+    assert code == 1, err[-3000:]
+    swapped = {STAR_LINK["spark02"], STAR_LINK["spark03"]}
+    assert {k for k, v in _cabling(report).items() if v == "fail"} == swapped
+    code, report, err = validate(state, lab, tmp_path, "cabling")  # at once: no TTL to wait out
+    assert code == 0, err[-3000:]
+    assert set(_cabling(report).values()) == {"pass"} and len(_cabling(report)) == 4
+
+
+def test_a_lab_rebuilt_under_the_same_name_does_not_inherit_the_pass(
+        lab: str, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    passed(state, lab, tmp_path)
+    assert gate(state, lab)[0] == 0
+    builder.down(lab)
+    build("star4", lab, switch_prepared=True)  # unconfigured: no addresses, MTU 1500
+    code, err = gate(state, lab)
+    assert code == 1 and "the fabric changed" in err, err
+    assert f"spark01:{TWIN} mtu 9000 -> 1500" in err and "addresses 198." in err, err
+    from fabric.gate import forget_lab
+
+    monkeypatch.setenv("FABRIC_STATE_DIR", str(state))
+    assert forget_lab(lab)  # what `fabric lab down` is to call
+    code, err = gate(state, lab)
+    assert code == 1 and "no report" in err, err
