@@ -313,7 +313,8 @@ def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
 
 
 def down(lab: str) -> bool:
-    """Remove lab `lab` entirely (processes, namespaces, bridge, veths, state); False if absent."""
+    """Remove lab `lab` entirely (processes, namespaces, bridge, veths, state, and the saved
+    report `fabric gate` would read); False if absent."""
     d = registry.lab_dir(lab)
     record = registry.read_record(lab)
     if record is None and not d.exists():
@@ -332,6 +333,9 @@ def down(lab: str) -> bool:
                       [h["root_veth"] for h in hosts.values()]
                       + ([ntp["root_veth"]] if ntp.get("root_veth") else []))
     shutil.rmtree(d, ignore_errors=True)
+    from fabric.gate import forget_lab
+
+    forget_lab(lab)  # a lab built again under this name starts without a report
     return True
 
 

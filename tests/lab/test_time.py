@@ -35,12 +35,20 @@ def test_time_offset_is_judged_for_real_and_passes(star4: LabInfo, tmp_path: Pat
     assert f"({server})" in tracking
 
 
-def test_the_time_server_goes_with_the_lab() -> None:
+def test_the_time_server_and_the_saved_report_go_with_the_lab(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fabric.gate import REPORT_NAME
+
+    monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path))
     name = "t-time-gone"
     builder.down(name)
     info = builder.up("ring4", name, switch_prepared=True)
     ntp = json.loads((info.dir / "lab.json").read_text())["timeserver"]
+    report = tmp_path / "labs" / name / REPORT_NAME
+    report.parent.mkdir(parents=True)
+    report.write_text("{}")  # what `fabric validate --lab` leaves for `fabric gate`
     assert builder.down(name)
+    assert not report.exists(), "a rebuilt lab would find the old report"
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True,
                             check=True).stdout
     assert ntp["namespace"] not in listed
