@@ -1,26 +1,59 @@
 """Faults injected into a lab, recorded in `faults.json` so `heal` undoes them newest first.
 
-Each fault changes what the "hardware" reports (ip link, ethtool, lldpcli, the RouterOS API),
-the way a bad cable, a mis-set switch port or a mis-configured host would.
+Each fault changes what the "hardware" reports (ip link, ethtool, lldpcli, the RouterOS API,
+the kernel counters), the way a bad cable, a mis-set switch port or a mis-configured host would.
+
+Two faults act over time rather than once:
+
+- `flap TARGET` (a lane, `host:port` or link id): the cable bounces for as long as the fault
+  lasts. A flapper process in the namespace of the cable's Spark end takes that end (the hidden
+  veth `cx7-pN`) down for `FLAP_DOWN_S` every `FLAP_PERIOD_S`, so both ends lose carrier: the
+  twins count carrier_changes, the lane counts link-downs and reads running=no while it stays
+  enabled, as with a failing DAC. The flapper lives in a lab namespace, so `fabric lab down`
+  kills it with the lab; `heal` stops it and leaves the cable up.
+- `drop TARGET[@rx|@tx|@both][,PCT%]`: the cable loses a share of its frames (default
+  `DROP_PERCENT`, both directions; `rx`/`tx` as seen from the end TARGET names: the lane for a
+  bare lane, `host` for `host:port`, the first end of a link id). The kernel has
+  no netem, gact or police, so a classic-BPF program (`tc ... bpf bytecode ... da`: a random
+  number against a threshold, TC_ACT_SHOT) drops them where the sending end queues them:
+  - a Spark end sends: on `clsact` egress of its hidden cable end, so the twin's transmit
+    fails and the kernel counts it in the twin's `tx_dropped` (`ip -s link`: counters.drops
+    "kernel drops");
+  - a switch lane sends: in a root `htb` of the lane, so the root qdisc counts it and the
+    emulator prints it as the lane's `tx-queue-drop` (counters.drops "interface drops").
 """
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 import json
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
-from fabric.intent.model import Intent, Link
+from fabric.intent.model import Endpoint, Intent, Link
 from fabric.lab import cabling, labfiles, lldp, names, ns, registry, sshd
 from fabric.lab.registry import LabInfo
 
 DEGRADED_MBIT = 1000
 WRONG_HOST = 200
+#: A flapping cable is down this long ...
+FLAP_DOWN_S = 0.3
+#: ... once in every period (a validate window of a few seconds sees several bounces).
+FLAP_PERIOD_S = 2.0
+#: Share of frames a `drop` fault loses per direction unless TARGET says otherwise.
+DROP_PERCENT = 5.0
+#: Marker of the flapper's command line (heal kills a recorded pid only if it still is one).
+FLAPPER = "fabric.lab.faults"
 
 
 @dataclass(frozen=True)
@@ -94,8 +127,6 @@ def _lane(ctx: _Ctx, target: str) -> str:
 
 
 def _end(ctx: _Ctx, host: str, port: str) -> cabling.CableEnd:
-    from fabric.intent.model import Endpoint
-
     return cabling.cable_end(ctx.intent, Endpoint(host, port))
 
 
@@ -411,6 +442,196 @@ def _undo_sshd_stop(ctx: _Ctx, u: dict[str, Any]) -> None:
     registry.set_pid(ctx.info.name, host, "sshd", pid)
 
 
+def _bounced_end(ctx: _Ctx, link: Link, named: str) -> cabling.CableEnd:
+    """The end a flap bounces: the Spark end of a switch cable (the lane stays enabled), else
+    the named end."""
+    sw = ctx.info.switch
+    ep = link.peer_of(sw) if sw is not None and sw in (link.a.host, link.b.host) else \
+        link.end_of(named)
+    return _end(ctx, ep.host, ep.port)
+
+
+def _flap(ctx: _Ctx, target: str) -> Fault:
+    link, named = _link(ctx, target)
+    end = _bounced_end(ctx, link, named)
+    netns = ctx.netns(end.host)
+    if any(f.kind == "flap" and f.undo.get("dev") == end.netdev and f.undo.get("host") == end.host
+           for f in active_faults(ctx.info.name)):
+        raise ns.LabError(f"cable {link.id} already flaps; `fabric lab heal` first")
+    if "UP" not in _link_info(netns, end.netdev).get("flags", []):
+        raise ns.LabError(f"{end.host} {end.netdev} is down (a link-down fault?): a flap "
+                          "bounces a cable that is up; `fabric lab heal` first")
+    log = ctx.info.dir / "logs" / f"{end.host}.flap-{end.netdev}.log"
+    log.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", FLAPPER, "flapper", "--dev", end.netdev,
+            "--down-s", str(FLAP_DOWN_S), "--period-s", str(FLAP_PERIOD_S)]
+    pid = ns.spawn(ns.in_ns(netns, argv), log)
+    ns.wait_until(f"flapper of {end.netdev} on {end.host}",
+                  lambda: log.exists() and "down #1" in log.read_text(errors="replace"),
+                  timeout=20.0, failed=lambda: ns.exited_with(pid, log))
+    return Fault("flap", target, f"cable {link.id} bounces at {end.host} ({end.netdev}): down "
+                 f"{FLAP_DOWN_S:g} s every {FLAP_PERIOD_S:g} s (flapper pid {pid})",
+                 {"host": end.host, "dev": end.netdev, "pid": pid})
+
+
+def _is_flapper(pid: int, dev: str) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return FLAPPER.encode() in argv and dev.encode() in argv
+
+
+def _undo_flap(ctx: _Ctx, u: dict[str, Any]) -> None:
+    if _is_flapper(int(u["pid"]), u["dev"]):
+        ns.kill_all([int(u["pid"])])
+    ns.run(["ip", "-n", ctx.netns(u["host"]), "link", "set", "dev", u["dev"], "up"])
+    _announce_all(ctx)
+
+
+def flap_forever(dev: str, down_s: float, period_s: float) -> int:
+    """Bounce `dev` (in this process's namespace) until SIGTERM; it is left up. Exit 1 when
+    the netdev is gone (the lab went away underneath)."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def ip_set(state: str) -> bool:
+        proc = subprocess.run(["ip", "link", "set", "dev", dev, state], capture_output=True,
+                              text=True, timeout=10, check=False)
+        if proc.returncode != 0:
+            print(f"ip link set {dev} {state}: {proc.stderr.strip()}", flush=True)
+        return proc.returncode == 0
+
+    bounces = 0
+    try:
+        while True:
+            if not ip_set("down"):
+                return 1
+            bounces += 1
+            print(f"{time.time():.3f} down #{bounces}", flush=True)
+            time.sleep(down_s)
+            if not ip_set("up"):
+                return 1
+            print(f"{time.time():.3f} up", flush=True)
+            time.sleep(max(period_s - down_s, 0.0))
+    finally:
+        ip_set("up")
+
+
+# --- drop ------------------------------------------------------------------------------------
+
+DIRECTIONS = ("rx", "tx", "both")
+#: TC_ACT_SHOT / TC_ACT_UNSPEC (-1: "no verdict", the frame goes on) for a direct-action filter.
+TC_ACT_SHOT, TC_ACT_UNSPEC = 2, 0xFFFFFFFF
+#: Classic BPF ancillary load of a random u32 (SKF_AD_OFF + SKF_AD_RANDOM).
+SKF_AD_RANDOM = 0xFFFFF000 + 56
+#: Filter priority of the drop filter on a Spark's clsact egress (its handle in heal).
+DROP_PREF = 49
+
+
+def drop_bytecode(percent: float) -> str:
+    """`tc ... bpf bytecode` dropping `percent` % of frames at random: A = random u32;
+    A >= threshold ? pass : drop."""
+    threshold = min(max(round(percent / 100 * 2**32), 1), 2**32 - 1)
+    program = [(0x20, 0, 0, SKF_AD_RANDOM),  # ld [rand]
+               (0x35, 0, 1, threshold),  # jge #threshold, pass, drop
+               (0x06, 0, 0, TC_ACT_UNSPEC),  # pass: ret #-1
+               (0x06, 0, 0, TC_ACT_SHOT)]  # drop: ret #2
+    return ",".join([str(len(program)), *(f"{c} {t} {f} {k}" for c, t, f, k in program)])
+
+
+def _drop_spec(target: str) -> tuple[str, str, float]:
+    """`TARGET[@rx|@tx|@both][,PCT%]` -> (target, direction, percent)."""
+    spec, at, options = target.partition("@")
+    direction, percent = "both", DROP_PERCENT
+    for word in (w.strip() for w in options.split(",") if w.strip()) if at else ():
+        if word in DIRECTIONS:
+            direction = word
+            continue
+        try:
+            percent = float(word.removesuffix("%"))
+        except ValueError:
+            raise InputError(f"drop takes TARGET[@rx|@tx|@both][,PCT%] (e.g. "
+                             f"spark02:p0@tx,5%), got {target!r}") from None
+        if not 0 < percent <= 100:
+            raise InputError(f"drop share must be above 0 and at most 100 %, got {word!r}")
+    return spec, direction, percent
+
+
+def _qdiscs(netns: str, dev: str) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = json.loads(
+        ns.run(ns.in_ns(netns, ["tc", "-j", "qdisc", "show", "dev", dev])) or "[]")
+    return data
+
+
+def _drop_at_spark(netns: str, dev: str, bytecode: str) -> dict[str, Any]:
+    """Drop on clsact egress of a Spark's hidden cable end: the twin's transmit fails."""
+    tc = ns.in_ns(netns, ["tc"])
+    have = any(q.get("kind") == "clsact" for q in _qdiscs(netns, dev))
+    if have and ns.run([*tc, "filter", "show", "dev", dev, "egress", "pref", str(DROP_PREF)]):
+        raise ns.LabError(f"{dev} already drops frames; `fabric lab heal` first")
+    if not have:
+        ns.run([*tc, "qdisc", "add", "dev", dev, "clsact"])
+    ns.run([*tc, "filter", "add", "dev", dev, "egress", "pref", str(DROP_PREF), "bpf",
+            "bytecode", bytecode, "da"])
+    return {"at": "clsact", "added_qdisc": not have}
+
+
+def _drop_at_lane(netns: str, dev: str, bytecode: str) -> dict[str, Any]:
+    """Drop in a root htb of a switch lane (no classes: what passes is sent unshaped), so
+    the root qdisc counts every drop (RouterOS tx-queue-drop)."""
+    root = [q for q in _qdiscs(netns, dev) if q.get("root")]
+    if root and root[0].get("kind") != "noqueue":
+        raise ns.LabError(f"{dev} already has a {root[0].get('kind')} root qdisc (shaped by the "
+                          "emulator, or another fault): heal or train the lane first")
+    tc = ns.in_ns(netns, ["tc"])
+    ns.run([*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb"])
+    ns.run([*tc, "filter", "add", "dev", dev, "parent", "1:", "pref", str(DROP_PREF), "bpf",
+            "bytecode", bytecode, "da"])
+    return {"at": "root"}
+
+
+def _drop(ctx: _Ctx, target: str) -> Fault:
+    spec, direction, percent = _drop_spec(target)
+    link, named = _link(ctx, spec)
+    here, there = link.end_of(named), link.peer_of(named)
+    senders: list[Endpoint] = {"tx": [here], "rx": [there], "both": [here, there]}[direction]
+    bytecode = drop_bytecode(percent)
+    undo: list[dict[str, Any]] = []
+    done: list[str] = []
+    try:
+        for ep in senders:
+            end = _end(ctx, ep.host, ep.port)
+            netns = ctx.netns(end.host)
+            if ctx.intent.hosts[end.host].role == "switch":
+                how = _drop_at_lane(netns, end.netdev, bytecode)
+            else:
+                how = _drop_at_spark(netns, end.netdev, bytecode)
+            undo.append({"host": end.host, "dev": end.netdev, **how})
+            done.append(f"{end.host} {end.netdev} sends")
+    except Exception:
+        _undo_drop(ctx, {"ends": undo})
+        raise
+    return Fault("drop", target, f"cable {link.id} drops {percent:g} % of the frames "
+                 f"{' and '.join(done)}", {"ends": undo})
+
+
+def _undo_drop(ctx: _Ctx, u: dict[str, Any]) -> None:
+    for e in reversed(u["ends"]):
+        tc = ns.in_ns(ctx.netns(e["host"]), ["tc"])
+        if e["at"] == "root":
+            ns.run([*tc, "qdisc", "del", "dev", e["dev"], "root"], check=False)
+        elif e.get("added_qdisc"):
+            ns.run([*tc, "qdisc", "del", "dev", e["dev"], "clsact"], check=False)
+        else:
+            ns.run([*tc, "filter", "del", "dev", e["dev"], "egress", "pref", str(DROP_PREF)],
+                   check=False)
+
+
 Inject = Callable[[_Ctx, str], Fault]
 Undo = Callable[[_Ctx, dict[str, Any]], None]
 KINDS: dict[str, tuple[Inject, Undo]] = {
@@ -422,6 +643,8 @@ KINDS: dict[str, tuple[Inject, Undo]] = {
     "wrong-addr": (_wrong_addr, _undo_wrong_addr),
     "default-route": (_default_route, _undo_default_route),
     "sshd-stop": (_sshd_stop, _undo_sshd_stop),
+    "flap": (_flap, _undo_flap),
+    "drop": (_drop, _undo_drop),
 }
 
 
@@ -453,3 +676,19 @@ def heal(lab: str) -> list[Fault]:
         _save(lab, faults)
         healed.append(fault)
     return healed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m fabric.lab.faults flapper --dev DEV ...`: the process a `flap` fault runs."""
+    parser = argparse.ArgumentParser(prog=f"python -m {FLAPPER}")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("flapper", help="bounce a netdev of this namespace until SIGTERM")
+    p.add_argument("--dev", required=True)
+    p.add_argument("--down-s", type=float, default=FLAP_DOWN_S)
+    p.add_argument("--period-s", type=float, default=FLAP_PERIOD_S)
+    args = parser.parse_args(argv)
+    return flap_forever(args.dev, args.down_s, args.period_s)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

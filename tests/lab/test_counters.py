@@ -4,8 +4,12 @@
   between two counter snapshots (the family needs traffic to judge) and passes: every twin's
   carrier_changes and kernel drops/errors are judged, what veth cannot count is a skip that
   says why, and nothing fails.
+- The switch's lanes are judged too: the RouterOS emulator prints each lane's kernel counters
+  (link-downs from carrier_down_count, packets/drops/errors from stats64, tx-queue-drop from
+  the root qdisc), and only those veth has a source for.
 - A lane bounced in the switch namespace (`ip link set LANE down; ip link set LANE up`)
-  between the two snapshots fails counters.flaps on both twins of its cable, naming the link.
+  between the two snapshots fails counters.flaps on both twins of its cable and on the lane
+  (link-downs +1), naming the link.
   The snapshots are driven directly (collect facts, snapshot, bounce, wait for the carrier,
   snapshot) so the bounce lands inside the window every time, with no timing guess.
 """
@@ -91,8 +95,19 @@ def test_healthy_only_counters_runs_the_probes_and_passes(lab: LabInfo, tmp_path
     assert len(twins) == 8 and all(r["status"] == "pass" for r in twins), flaps
     assert all("carrier_changes +0" in r["message"] and "during ping + bandwidth" in r["message"]
                for r in twins)
+    lanes = [r for r in flaps if r["host"] == "crs804"]
+    assert len(lanes) == 4 and all(r["status"] == "pass" and "link-downs +0" in r["message"]
+                                   for r in lanes), lanes
     drops = [r for r in results if r["check"] == "counters.drops" and r["status"] == "pass"]
-    assert len(drops) == 8 and all("rx_dropped +" in r["message"] for r in drops)
+    assert len([r for r in drops if "rx_dropped +" in r["message"]]) == 8, drops
+    lane_drops = [r for r in drops if r["host"] == "crs804"]
+    assert len(lane_drops) == 4 and all(
+        {"interface:rx-drop", "interface:tx-drop", "interface:tx-queue-drop",
+         "ethernet:rx-drop", "ethernet:rx-overflow", "ethernet:tx-drop"} == set(r["actual"])
+        for r in lane_drops), lane_drops
+    errors = [r for r in results if r["check"] == "counters.errors" and r["host"] == "crs804"
+              and r["status"] == "pass"]
+    assert len(errors) == 4 and all("rx-fcs-error +0" in r["message"] for r in errors), errors
     for r in results:
         assert r["message"], r
         if r["status"] == "skip":  # what veth/the emulator cannot count, and why
@@ -151,8 +166,6 @@ def test_bounced_lane_fails_flaps_naming_its_link(bounced: list[CheckResult]) ->
     assert others and all(r.status == "pass" for r in others)
 
 
-@pytest.mark.xfail(strict=True, reason="the RouterOS emulator prints link-downs=0 for every "
-                   "lane instead of the lane netdev's kernel carrier_down_count")
 def test_bounced_lane_counts_a_link_down_on_the_switch(bounced: list[CheckResult]) -> None:
     lane = [r for r in bounced if r.check == "counters.flaps" and r.host == "crs804"
             and r.link == LINK]

@@ -1,18 +1,34 @@
-"""Every fault changes what the "hardware" reports, and `fabric lab heal` restores it."""
+"""Every fault changes what the "hardware" reports, and `fabric lab heal` restores it; the
+faults that act during a run (`flap`, `drop`) are also caught by `fabric validate` on a pushed
+lab, failing on their link only (the table at the end)."""
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 import routeros_api
 
-from fabric.lab import faults, ns
+from fabric.lab import builder, faults, ns
+from fabric.lab.cabling import cable_end
 from fabric.lab.registry import LabInfo
+from fabric.target import resolve_target
 from tests.conftest import run_cli
-from tests.lab.conftest import eventually, in_host, ip_links, lldp_neighbors, netmiko_linux
+from tests.lab.conftest import (
+    build,
+    eventually,
+    in_host,
+    ip_links,
+    lldp_neighbors,
+    netmiko_linux,
+)
+from tests.lab.test_validate import RING_LINK, STAR_LINK, configure, failing, validate
 
 pytestmark = pytest.mark.lab
 LANES = ["qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-3-1", "qsfp56-dd-4-1"]
@@ -35,7 +51,7 @@ def _monitor(lab: LabInfo, lane: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def star(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
+def star(lab_factory: Callable[..., LabInfo]) -> LabInfo:
     """A star4 lab configured the way push would: lanes forced to 200G, MTU 9000, addresses."""
     lab = lab_factory("star4", "t-faults", switch_prepared=True)
     pool = _api(lab)
@@ -113,11 +129,14 @@ def test_degrade_shapes_the_cable(star: LabInfo, cli: Any) -> None:
 
 
 def test_autoneg_fault_drops_the_lane_to_100g(star: LabInfo, cli: Any) -> None:
-    assert _monitor(star, "qsfp56-dd-4-1")["rate"] == "200Gbps"
+    def rate() -> str | None:  # None while the lane trains (no-link) after the change
+        return _monitor(star, "qsfp56-dd-4-1").get("rate")
+
+    assert eventually(lambda: rate() == "200Gbps")
     assert cli("fault", "autoneg", "qsfp56-dd-4-1")[0] == 0
-    assert _monitor(star, "qsfp56-dd-4-1")["rate"] == "100Gbps"
+    assert eventually(lambda: rate() == "100Gbps")
     assert cli("heal")[0] == 0
-    assert _monitor(star, "qsfp56-dd-4-1")["rate"] == "200Gbps"
+    assert eventually(lambda: rate() == "200Gbps")
 
 
 def test_address_faults_need_a_configured_host(star: LabInfo, cli: Any) -> None:
@@ -159,7 +178,7 @@ def test_unknown_fault_or_target_is_input_error(cli: Any) -> None:
 
 
 def test_swap_on_a_ring_repairs_cables_between_sparks(
-        lab_factory: Callable[[str, str], LabInfo], cli: Any) -> None:
+        lab_factory: Callable[..., LabInfo], cli: Any) -> None:
     ring = lab_factory("ring4", "t-ringf", switch_prepared=True)
     mac = ip_links(ring, "spark01")["enp1s0f0np0"]["address"]
     assert cli("fault", "swap", "spark01:p0,spark03:p0", lab=ring)[0] == 0
@@ -169,3 +188,208 @@ def test_swap_on_a_ring_repairs_cables_between_sparks(
     assert cli("heal", lab=ring)[0] == 0
     assert eventually(lambda: {h for i, h, _ in lldp_neighbors(ring, "spark01")
                                if i == "enp1s0f0np0"} == {"spark02"})
+
+
+# --- flap and drop: what the kernel and the switch see --------------------------------------
+
+
+def _carrier_downs(lab: LabInfo, host: str, dev: str) -> int:
+    return int(in_host(lab, host, "cat", f"/sys/class/net/{dev}/carrier_down_count"))
+
+
+def _lane_row(lab: LabInfo, lane: str, menu: str = "/interface") -> dict[str, str]:
+    pool = _api(lab)
+    try:
+        rows = pool.get_api().get_resource(menu).call("print", {"stats": ""})
+        return next(dict(r) for r in rows if r["name"] == lane)
+    finally:
+        pool.disconnect()
+
+
+def _up(lab: LabInfo, host: str, dev: str) -> bool:
+    return {"UP", "LOWER_UP"} <= set(ip_links(lab, host)[dev]["flags"])
+
+
+def test_flap_bounces_the_cable_at_the_spark_end_until_healed(star: LabInfo, cli: Any) -> None:
+    lane = "qsfp56-dd-3-1"
+    before = _carrier_downs(star, "crs804", lane)
+    twin_before = _carrier_downs(star, "spark03", "enp1s0f0np0")
+    assert cli("fault", "flap", lane)[0] == 0
+    [fault] = faults.active_faults(star.name)
+    pid = int(fault.undo["pid"])
+    assert (fault.undo["host"], fault.undo["dev"]) == ("spark03", "cx7-p0")
+    assert os.stat(f"/proc/{pid}/ns/net").st_ino == ns.netns_inode(star.namespaces["spark03"])
+    assert eventually(lambda: _carrier_downs(star, "crs804", lane) >= before + 2)
+    row = _lane_row(star, lane)
+    assert row["disabled"] == "false"  # the lane stays enabled: its cable bounces
+    assert int(row["link-downs"]) >= before + 2
+    assert "UP" in ip_links(star, "crs804")[lane]["flags"]
+    assert eventually(lambda: _carrier_downs(star, "spark03", "enp1s0f0np0") > twin_before)
+    assert cli("heal")[0] == 0
+    assert not ns.alive(pid)
+    assert _up(star, "spark03", "cx7-p0") and _up(star, "crs804", lane)
+    assert eventually(lambda: _up(star, "spark03", "enp1s0f0np0"))
+
+
+def test_a_flapper_dies_with_its_lab(capsys: pytest.CaptureFixture[str]) -> None:
+    lab = build("ring4", "t-flapdown", switch_prepared=True)
+    pid = None
+    try:
+        code, _, err = run_cli(["lab", "fault", "flap", "spark01:p0", "--name", lab.name], capsys)
+        assert code == 0, err
+        pid = int(faults.active_faults(lab.name)[0].undo["pid"])
+        assert ns.alive(pid)
+    finally:
+        builder.down(lab.name)
+    assert pid is not None and not ns.alive(pid)
+
+
+_SEND = """
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+frame = b"\\xff" * 6 + b"\\x02" * 6 + b"\\x88\\xb5" + bytes(50)
+for _ in range(int(sys.argv[2])):
+    try:
+        s.send(frame)
+    except OSError:  # ENOBUFS: the queue below dropped it (and counted it)
+        pass
+"""
+
+
+def _send(lab: LabInfo, host: str, dev: str, frames: int) -> None:
+    """Frames out of `dev` through its qdiscs, as any traffic would leave."""
+    in_host(lab, host, sys.executable, "-c", _SEND, dev, str(frames))
+
+
+def _tx_dropped(lab: LabInfo, host: str, dev: str) -> int:
+    data = json.loads(in_host(lab, host, "ip", "-s", "-s", "-j", "link", "show", "dev", dev))
+    return int(data[0]["stats64"]["tx"]["dropped"])
+
+
+def _qdisc_kinds(lab: LabInfo, host: str, dev: str) -> set[str]:
+    return {q["kind"] for q in json.loads(in_host(lab, host, "tc", "-j", "qdisc", "show", "dev",
+                                                  dev))}
+
+
+def test_drop_loses_frames_where_each_end_sends_them(star: LabInfo, cli: Any) -> None:
+    lane, twin = "qsfp56-dd-3-1", "enp1s0f0np0"
+    assert cli("fault", "drop", "spark03:p0@both,20%")[0] == 0
+    assert "clsact" in _qdisc_kinds(star, "spark03", "cx7-p0")
+    assert "htb" in _qdisc_kinds(star, "crs804", lane)
+    twin_before = _tx_dropped(star, "spark03", twin)
+    lane_before = _lane_row(star, lane)
+    _send(star, "spark03", twin, 300)
+    _send(star, "crs804", lane, 300)
+    twin_lost = _tx_dropped(star, "spark03", twin) - twin_before
+    lane_after = _lane_row(star, lane)
+    lane_lost = int(lane_after["tx-queue-drop"]) - int(lane_before["tx-queue-drop"])
+    assert 0 < twin_lost < 300 and 0 < lane_lost < 300, (twin_lost, lane_lost)
+    assert int(lane_after["tx-packet"]) - int(lane_before["tx-packet"]) >= 300 - lane_lost
+    assert cli("heal")[0] == 0
+    assert _qdisc_kinds(star, "spark03", "cx7-p0") == {"noqueue"}
+    assert _qdisc_kinds(star, "crs804", lane) == {"noqueue"}
+
+
+def test_drop_one_way_touches_only_the_sending_end(star: LabInfo, cli: Any) -> None:
+    assert cli("fault", "drop", "spark02:p0@rx")[0] == 0  # what spark02 receives: lane sends
+    assert _qdisc_kinds(star, "spark02", "cx7-p0") == {"noqueue"}
+    assert "htb" in _qdisc_kinds(star, "crs804", "qsfp56-dd-2-1")
+    code, err = cli("fault", "drop", "qsfp56-dd-2-1@tx")
+    assert code == 3 and "root qdisc" in err  # one drop per sending end
+    assert cli("heal")[0] == 0
+    assert _qdisc_kinds(star, "crs804", "qsfp56-dd-2-1") == {"noqueue"}
+
+
+def test_bad_flap_and_drop_targets_are_input_errors(cli: Any) -> None:
+    assert cli("fault", "drop", "spark01:p0@sideways")[0] == 2
+    assert cli("fault", "drop", "spark01:p0@0%")[0] == 2
+    assert cli("fault", "flap", "spark09:p0")[0] == 2
+    assert cli("fault", "drop", "qsfp56-dd-4-8")[0] == 2  # no cable there
+
+
+# --- flap and drop under `fabric validate` on pushed labs ------------------------------------
+
+
+def _pushed(lab_factory: Callable[..., LabInfo], topology: str, name: str) -> LabInfo:
+    lab = lab_factory(topology, name, switch_prepared=True)
+    configure(lab.name)
+    intent = resolve_target(lab.name, None, None).intent
+    cables = [(e.host, e.netdev) for link in intent.links
+              for e in (cable_end(intent, link.a), cable_end(intent, link.b))]
+    assert eventually(lambda: all(_up(lab, h, d) for h, d in cables)), \
+        f"{name}: the cables did not all come up after the push"
+    return lab
+
+
+@pytest.fixture(scope="module")
+def pushed_star(lab_factory: Callable[..., LabInfo]) -> LabInfo:
+    return _pushed(lab_factory, "star4", "t-faults-star")
+
+
+@pytest.fixture(scope="module")
+def pushed_ring(lab_factory: Callable[..., LabInfo]) -> LabInfo:
+    return _pushed(lab_factory, "ring4", "t-faults-ring")
+
+
+@dataclass(frozen=True)
+class Live:
+    """A fault that acts during the run: the link it is on, the counters check that must fail
+    and the hosts whose counters fail it (the switch lane counts as `crs804`)."""
+
+    lab: str
+    kind: str
+    target: str
+    link: str
+    check: str
+    counted_by: frozenset[str]
+
+
+def _live(lab: str, kind: str, target: str, link: str, check: str, hosts: set[str]) -> Any:
+    return pytest.param(Live(lab, kind, target, link, check, frozenset(hosts)),
+                        id=f"{lab}-{kind}-{target}")
+
+
+LIVE = [
+    _live("star", "flap", "qsfp56-dd-3-1", STAR_LINK["spark03"], "counters.flaps",
+          {"spark03", "crs804"}),
+    _live("star", "drop", "spark02:p0", STAR_LINK["spark02"], "counters.drops",
+          {"spark02", "crs804"}),
+    _live("star", "drop", "qsfp56-dd-4-1@tx", STAR_LINK["spark04"], "counters.drops",
+          {"crs804"}),
+    _live("star", "drop", "spark01:p0@tx,10%", STAR_LINK["spark01"], "counters.drops",
+          {"spark01"}),
+    _live("ring", "flap", "spark02:p0", RING_LINK[2], "counters.flaps", {"spark02", "spark03"}),
+    _live("ring", "drop", RING_LINK[3], RING_LINK[3], "counters.drops", {"spark03", "spark04"}),
+]
+
+
+@pytest.fixture
+def healed(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
+    labs: list[str] = []
+    yield labs
+    for name in labs:
+        code, _, err = run_cli(["lab", "heal", "--name", name], capsys)
+        assert code == 0, err
+
+
+@pytest.mark.parametrize("fault", LIVE)
+def test_validate_catches_a_live_fault_on_its_link_only(
+        fault: Live, request: pytest.FixtureRequest, tmp_path: Path, healed: list[str],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    lab: LabInfo = request.getfixturevalue(f"pushed_{fault.lab}")
+    code, _, err = run_cli(["lab", "fault", fault.kind, fault.target, "--name", lab.name],
+                           capsys)
+    assert code == 0, err
+    healed.append(lab.name)
+    code, report, err = validate(lab.name, tmp_path)
+    bad = failing(report)
+    assert code == 1 and bad, f"exit {code}\n{err[-3000:]}"
+    ends = {h for h in fault.link.replace("--", ":").split(":")[::2]}
+    # every failure is about the faulty link, or about one of its hosts as a whole
+    astray = [r for r in bad if r["link"] != fault.link
+              and not (r["link"] is None and r["host"] in ends)]
+    assert not astray, json.dumps(astray, indent=1)
+    counted = [r for r in bad if r["check"] == fault.check]
+    assert {r["host"] for r in counted} == fault.counted_by, json.dumps(bad, indent=1)
+    assert all(fault.link in r["message"] for r in counted)

@@ -39,7 +39,9 @@ def link(ns: str, name: str) -> dict[str, Any]:
 def netns() -> Iterator[str]:
     ns = f"fabtest-ros-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
+    try:  # no IPv6: its own frames (DAD, MLD, router solicitations) would move the counters
+        ns_run(ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+               "net.ipv6.conf.default.disable_ipv6=1")
         for lane, peer in PEERS.items():
             ns_run(ns, "ip", "link", "add", lane, "type", "veth", "peer", "name", peer)
             ns_run(ns, "ip", "link", "set", lane, "up")
@@ -239,3 +241,68 @@ def test_a_console_change_trains_too(served: tuple[Any, Path], netns: str) -> No
     mon = _monitor(api, lane)
     assert (mon["status"], mon["rate"]) == ("link-ok", "200Gbps")
     assert _tbf(netns, lane) == []  # forced 200G over a 200G cable: no shaping
+
+
+# --- counters: read from the kernel on every request ------------------------------------------
+
+COUNTED = "qsfp56-dd-2-1"  # 400G cable, auto-negotiation: no shaping, so its root is noqueue
+FRAME = 64
+
+
+def _send(ns: str, dev: str, frames: int) -> None:
+    """`frames` broadcast frames of FRAME bytes out of `dev` through its qdisc (AF_PACKET)."""
+    code = ("import socket,sys; s=socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "
+            "s.bind((sys.argv[1], 0)); f=b'\\xff'*6+b'\\x02'*6+b'\\x88\\xb5'+bytes(50)\n"
+            "for _ in range(int(sys.argv[2])): s.send(f)")
+    ns_run(ns, sys.executable, "-c", code, dev, str(frames))
+
+
+def _counters(api: Any, lane: str) -> dict[str, int]:
+    rows = [*api.get_resource("/interface").call("print", {"stats": ""}),
+            *api.get_resource("/interface/ethernet").call("print", {"stats": ""})]
+    out: dict[str, int] = {}
+    for row in rows:
+        if row["name"] == lane:
+            out |= {k: int(v) for k, v in row.items() if v.isdigit()}
+    return out
+
+
+def test_counters_are_the_lanes_kernel_counters(api: Any, netns: str) -> None:
+    before = _counters(api, COUNTED)
+    _send(netns, COUNTED, 30)
+    _send(netns, PEERS[COUNTED], 20)
+    after = _counters(api, COUNTED)
+    grew = {k: after[k] - before[k] for k in after if after[k] != before[k]}
+    # nothing in the namespace takes ethertype 0x88b5, so the kernel counts each received
+    # frame as dropped too (rx_dropped: RouterOS rx-drop in both menus)
+    assert grew == {"tx-packet": 30, "tx-byte": 30 * FRAME, "tx-bytes": 30 * FRAME,
+                    "rx-packet": 20, "rx-byte": 20 * FRAME, "rx-bytes": 20 * FRAME,
+                    "rx-drop": 20}
+    stats = json.loads(ns_run(netns, "ip", "-s", "-s", "-j", "link", "show", "dev",
+                              COUNTED))[0]["stats64"]
+    assert (after["tx-packet"], after["rx-packet"]) == (stats["tx"]["packets"],
+                                                        stats["rx"]["packets"])
+
+
+def test_link_downs_is_the_lanes_carrier_down_count(api: Any, netns: str) -> None:
+    before = _counters(api, COUNTED)["link-downs"]
+    for _ in range(2):  # the far end goes down and up: the lane loses carrier twice
+        ns_run(netns, "ip", "link", "set", PEERS[COUNTED], "down")
+        ns_run(netns, "ip", "link", "set", PEERS[COUNTED], "up")
+    assert _counters(api, COUNTED)["link-downs"] == before + 2
+    sysfs = ns_run(netns, "cat", f"/sys/class/net/{COUNTED}/carrier_down_count")
+    assert int(sysfs) == before + 2
+
+
+def test_root_qdisc_drops_are_tx_queue_drop(api: Any, netns: str) -> None:
+    from fabric.lab.faults import drop_bytecode
+
+    ns_run(netns, "tc", "qdisc", "add", "dev", COUNTED, "root", "handle", "1:", "htb")
+    ns_run(netns, "tc", "filter", "add", "dev", COUNTED, "parent", "1:", "bpf", "bytecode",
+           drop_bytecode(100), "da")
+    before = _counters(api, COUNTED)
+    _send(netns, COUNTED, 25)
+    after = _counters(api, COUNTED)
+    assert after["tx-queue-drop"] - before["tx-queue-drop"] == 25
+    assert after["tx-packet"] == before["tx-packet"]  # none of them left
+    assert after["tx-drop"] == before["tx-drop"]  # the netdev itself dropped nothing

@@ -24,6 +24,12 @@ At start-up it makes the kernel match the state: lane MTU and admin state, the t
 lanes that negotiate below their cable, bridges and bridge ports (never ether1: the management
 port is a bridge port only in the emulated view). Start-up does not train.
 
+Counters: ``/interface`` rows (``link-downs``, ``rx-byte`` ... ``tx-queue-drop``) and
+``/interface/ethernet print stats`` are the lane netdevs' kernel counters, read on every request
+like link, MTU and admin state: ``ip -s -s -j link`` (stats64), sysfs ``carrier_down_count`` and
+the root qdisc's drops (``tc -s qdisc``). Only attributes with a kernel source are printed (see
+``counters``); an uncabled lane prints them all as 0.
+
 Link training: a change of speed, FEC or auto-negotiation, or re-enabling a lane, holds the
 lane at ``no-link`` (its netdev down, so the far end loses carrier) for ``--training-s``
 seconds; a thread of the server brings it up at the deadline recorded in the state file, also

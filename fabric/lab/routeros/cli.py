@@ -64,6 +64,16 @@ VIEWS: dict[str, View] = {
     ),
     "/ip/neighbor": View((), ("interface", "address", "mac-address", "identity", "platform")),
 }
+#: ``print stats`` as a table (other menus show their counters one block per item).
+STATS_VIEWS: dict[str, View] = {
+    "/interface": View(
+        VIEWS["/interface"].flags,
+        ("name", "rx-byte", "tx-byte", "rx-packet", "tx-packet", "rx-drop", "tx-drop",
+         "tx-queue-drop", "rx-error", "tx-error"),
+    ),
+}  # fmt: skip
+#: Menus whose ``print stats`` shows one ``attribute: value`` block per item.
+STATS_BLOCKS = ("/interface/ethernet",)
 FLAG_NAMES = {key: key.upper() for view in VIEWS.values() for _, key in view.flags}
 
 
@@ -339,18 +349,24 @@ class Cli:
         return ""
 
     def print(self, cmd: Command) -> str:
-        args = {k: v for k, v in cmd.args.items() if k not in PRINT_FLAGS}
+        stats = "stats" in cmd.args
+        args = {k: v for k, v in cmd.args.items() if k not in PRINT_FLAGS or k == "stats"}
         handler = MENUS[cmd.path].commands["print"]
         rows = handler(self.device, Request(path=cmd.path, command="print", args=args)).rows
         if cmd.where is not None:
             rows = [r for r in rows if conditions(cmd.where)(r)]
         if "count-only" in cmd.args:
             return str(len(rows))
+        if stats and cmd.path in STATS_BLOCKS:
+            return "\n\n".join(_settings({k: v for k, v in r.items() if k != ".id"})
+                                for r in rows)
         if rows and ".id" not in rows[0]:
             return "\n".join(_settings(r) for r in rows)
         self.numbered[cmd.path] = [r[".id"] for r in rows]
         numbered = list(enumerate(rows))
         view = VIEWS.get(cmd.path, View((), ()))
+        if stats and cmd.path in STATS_VIEWS:
+            view = STATS_VIEWS[cmd.path]
         if "detail" in cmd.args or "terse" in cmd.args or not view.columns:
             return "\n".join(_terse(i, r, view) for i, r in numbered)
         return _table(numbered, view)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from .backend import Backend, KernelLink
+from .backend import Backend, KernelCounters, KernelLink
 from .linkmodel import Negotiated, negotiate, shaping_mbit
 from .platform import CRS804, Platform
 from .state import Bridge, Ether, Lane, State, StateFile
@@ -90,6 +90,9 @@ class Device:
 
     def links(self) -> dict[str, KernelLink]:
         return self.backend.links()
+
+    def counters(self) -> dict[str, KernelCounters]:
+        return self.backend.counters()
 
     def training_delay(self, state: State) -> float:
         """This process's delay if it was given one, else the one the API server recorded."""

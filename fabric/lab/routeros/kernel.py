@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
-from .backend import KernelLink, Neighbor
+from .backend import STATS64_FIELDS, KernelCounters, KernelLink, Neighbor
 from .lldp import parse_neighbors
+
+#: One line per netdev, ``/sys/class/net/<dev>/carrier_down_count:<n>`` (sysfs of this netns).
+CARRIER_DOWNS = "grep -s -H . /sys/class/net/*/carrier_down_count"
 
 
 class KernelError(RuntimeError):
@@ -49,6 +53,28 @@ class KernelBackend:
                 kind=kind,
                 master=item.get("master"),
             )
+        return out
+
+    def _optional(self, *argv: str) -> str:
+        """Output of a read that may fail without failing the request ("" then)."""
+        try:
+            return self._run(*argv, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    def counters(self) -> dict[str, KernelCounters]:
+        """stats64 must be read; carrier downs and qdisc drops that cannot be are left out."""
+        links = json.loads(self._run("ip", "-s", "-s", "-j", "link", "show") or "[]")
+        downs = carrier_downs(self._optional("sh", "-c", CARRIER_DOWNS))
+        try:
+            qdiscs = json.loads(self._optional("tc", "-s", "-j", "qdisc", "show") or "[]")
+        except ValueError:
+            qdiscs = []
+        drops = root_qdisc_drops(qdiscs)
+        out: dict[str, KernelCounters] = {}
+        for item in links:
+            name = item["ifname"]
+            out[name] = KernelCounters(name, stats64(item), downs.get(name), drops.get(name))
         return out
 
     def set_mtu(self, name: str, mtu: int) -> None:
@@ -103,3 +129,36 @@ class KernelBackend:
             return parse_neighbors(text)
         except ValueError:
             return []
+
+
+def stats64(item: dict[str, Any]) -> dict[str, int]:
+    """``rx_bytes``, ``tx_dropped``, ... of one ``ip -s -s -j link`` entry (those it lists)."""
+    groups = item.get("stats64", {})
+    out: dict[str, int] = {}
+    for name in STATS64_FIELDS:
+        direction, _, field = name.partition("_")
+        value = groups.get(direction, {}).get(field)
+        if isinstance(value, int):
+            out[name] = value
+    return out
+
+
+def carrier_downs(text: str) -> dict[str, int]:
+    """``/sys/class/net/<dev>/carrier_down_count:<n>`` lines -> {dev: n}."""
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        path, sep, value = line.rpartition(":")
+        parts = path.split("/")
+        if sep and len(parts) >= 2 and value.strip().isdigit():
+            out[parts[-2]] = int(value)
+    return out
+
+
+def root_qdisc_drops(qdiscs: list[dict[str, Any]]) -> dict[str, int]:
+    """{dev: drops} of each netdev's root qdisc, from ``tc -s -j qdisc show``. A netdev the
+    dump leaves out has no root qdisc of its own to report (its drops stay unknown)."""
+    return {
+        str(q["dev"]): int(q["drops"])
+        for q in qdiscs
+        if q.get("root") and "dev" in q and isinstance(q.get("drops"), int)
+    }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..backend import KernelCounters
+from ..counters import ethernet_counters, interface_counters, never_used
 from ..device import Device, EtherView, LaneView
 from ..errors import unknown_parameter
 from ..platform import ETHER_LINK_MODES, FEC_MODES, LINK_MODES
@@ -59,9 +61,15 @@ def bridge_members(state: State) -> set[str]:
     return {p.interface for p in state.bridge_ports if not p.disabled}
 
 
+def lane_counters(lane: Lane, counters: dict[str, KernelCounters]) -> KernelCounters | None:
+    """A lane's kernel counters; an uncabled lane's are those of a port never used."""
+    return counters.get(lane.name) if lane.cable_gbps > 0 else never_used(lane.name)
+
+
 def interface_rows(dev: Device) -> list[Row]:
-    """Every lane and every bridge, as ``/interface print`` lists them."""
-    state, links = dev.load(), dev.links()
+    """Every lane, copper port and bridge, as ``/interface print`` lists them (the counters
+    read from the kernel now, see ``counters``)."""
+    state, links, counters = dev.load(), dev.links(), dev.counters()
     members = bridge_members(state)
     rows: list[Row] = []
     for lane in state.lanes:
@@ -76,7 +84,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "l2mtu": str(lane.l2mtu),
             "max-l2mtu": str(dev.platform.max_l2mtu),
             "mac-address": view.mac,
-            "link-downs": "0",
+            **interface_counters(lane_counters(lane, counters)),
             "running": yes(view.running),
             "slave": yes(lane.name in members),
             "disabled": yes(view.disabled),
@@ -97,7 +105,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "l2mtu": str(ether.l2mtu),
             "max-l2mtu": str(dev.platform.max_l2mtu),
             "mac-address": ev.mac,
-            "link-downs": "0",
+            **interface_counters(counters.get(ether.name)),
             "running": yes(ev.running),
             "slave": yes(ether.name in members),
             "disabled": yes(ev.disabled),
@@ -118,7 +126,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "actual-mtu": actual,
             "l2mtu": "65535",
             "mac-address": link.mac if link else "",
-            "link-downs": "0",
+            **interface_counters(counters.get(bridge.name)),
             "running": yes(running),
             "slave": "false",
             "disabled": yes(bridge.disabled),
@@ -186,7 +194,24 @@ def ether_row(view: EtherView) -> Row:
     return row
 
 
+def ethernet_stats_rows(dev: Device) -> list[Row]:
+    """``/interface/ethernet print stats``: per port its id, name and kernel counters."""
+    state, counters = dev.load(), dev.counters()
+    rows = [
+        {".id": lane.id, "name": lane.name, **ethernet_counters(lane_counters(lane, counters))}
+        for lane in state.lanes
+    ]
+    rows += [
+        {".id": e.id, "name": e.name, **ethernet_counters(counters.get(e.name))}
+        for e in state.ethers
+    ]
+    return rows
+
+
 def ethernet_print(dev: Device, req: Request) -> Reply:
+    """``print`` lists the settings; ``print stats`` the counters instead."""
+    if "stats" in req.args:
+        return print_reply(ethernet_stats_rows(dev), req)
     state, links = dev.load(), dev.links()
     rows = [ethernet_row(dev, dev.lane_view(lane, links)) for lane in state.lanes]
     rows += [ether_row(dev.ether_view(e, links)) for e in state.ethers]
