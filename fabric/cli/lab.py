@@ -86,9 +86,9 @@ def register(app: typer.Typer) -> None:
 
     @lab.command("fault")
     def fault(kind: str = typer.Argument(..., help="mtu|link-down|swap|degrade|autoneg|"
-                                         "wrong-addr|default-route|sshd-stop"),
+                                         "wrong-addr|default-route|sshd-stop|flap|drop|time"),
               target: str = typer.Argument(..., help="lane, link id, host:port, host:netdev, "
-                                           "A,B or host"),
+                                           "A,B or host; drop: TARGET[@rx|@tx|@both][,PCT%]"),
               name: str = NameOpt) -> None:
         """Inject a fault into lab NAME; `fabric lab heal` undoes all of them."""
         from fabric.lab.faults import inject

@@ -41,7 +41,7 @@ from typing import Any
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.intent.model import Endpoint, Intent, Link
-from fabric.lab import cabling, labfiles, lldp, names, ns, registry, sshd
+from fabric.lab import cabling, labfiles, lldp, mgmt, names, ns, registry, sshd, timesync
 from fabric.lab.registry import LabInfo
 
 DEGRADED_MBIT = 1000
@@ -442,6 +442,37 @@ def _undo_sshd_stop(ctx: _Ctx, u: dict[str, Any]) -> None:
     registry.set_pid(ctx.info.name, host, "sshd", pid)
 
 
+def _time(ctx: _Ctx, target: str) -> Fault:
+    """A Spark whose chronyd follows a time server that is not there (a wrong NTP address):
+    it never synchronises, and `time.offset` must fail for that Spark only."""
+    if ctx.intent.hosts.get(target) is None or ctx.intent.hosts[target].role != "spark":
+        raise InputError(f"time: {target} is not a Spark of lab {ctx.info.name}")
+    dead = str(mgmt.address(ctx.info.slot, timesync.DEAD_HOST).ip)
+    _restart_chronyd(ctx, target, dead, wait=False)
+    return Fault("time", target, f"chronyd on {target} follows {dead}, where no time server "
+                 "answers", {"host": target})
+
+
+def _undo_time(ctx: _Ctx, u: dict[str, Any]) -> None:
+    _restart_chronyd(ctx, u["host"], timesync.server_address(ctx.info.slot), wait=True)
+
+
+def _restart_chronyd(ctx: _Ctx, host: str, server: str, wait: bool) -> None:
+    chrony = timesync.binaries()
+    if chrony is None:
+        raise ns.LabError("chrony is not unpacked (run `make lab-tools`)")
+    h = ctx.info.hosts[host]
+    old = h.pids.get("chronyd")
+    if old is not None and ns.alive(old):
+        ns.kill_all([old])
+    pid = timesync.start_client(h.pids["holder"], host, ctx.info.dir / "hosts" / host,
+                                ctx.info.dir / "logs" / f"{host}.chronyd.log", server, chrony)
+    registry.set_pid(ctx.info.name, host, "chronyd", pid)
+    if wait:
+        ns.wait_until(f"{host}: chronyd synchronised to {server}",
+                      lambda: timesync.synchronised(h.pids["holder"], chrony), timeout=20)
+
+
 def _bounced_end(ctx: _Ctx, link: Link, named: str) -> cabling.CableEnd:
     """The end a flap bounces: the Spark end of a switch cable (the lane stays enabled), else
     the named end."""
@@ -645,6 +676,7 @@ KINDS: dict[str, tuple[Inject, Undo]] = {
     "sshd-stop": (_sshd_stop, _undo_sshd_stop),
     "flap": (_flap, _undo_flap),
     "drop": (_drop, _undo_drop),
+    "time": (_time, _undo_time),
 }
 
 

@@ -23,6 +23,8 @@ from fabric.lab import mgmt, names, ns
 
 #: The server's host number on the management /24 (Sparks sit at their node id, others .251+).
 SERVER_HOST = 250
+#: An address on the management /24 where nothing answers (the `time` fault points a Spark here).
+DEAD_HOST = 249
 #: The server's namespace is NAME-<this>; its veth inside is eth0.
 SERVER_NAME = "ntp"
 SERVER_IF = "eth0"

@@ -55,3 +55,29 @@ def test_the_time_server_and_the_saved_report_go_with_the_lab(
     links = subprocess.run(["ip", "-j", "link"], capture_output=True, text=True,
                            check=True).stdout
     assert ntp["root_veth"] not in {x["ifname"] for x in json.loads(links)}
+
+
+def test_time_fault_fails_that_spark_only_and_heals(star4: LabInfo, tmp_path: Path) -> None:
+    """A Spark pointed at a time server that is not there never synchronises: time.offset
+    fails for it alone; heal points it back and it passes again."""
+    from fabric.lab import faults
+
+    def validate() -> tuple[int, list[dict[str, str]]]:
+        out = tmp_path / "r.json"
+        r = subprocess.run([sys.executable, "-m", "fabric", "validate", "--lab", star4.name,
+                            "--only", "time", "--json", str(out)], cwd=REPO,
+                           capture_output=True, text=True, timeout=120, check=False)
+        return r.returncode, json.loads(out.read_text())["results"]
+
+    faults.inject(star4.name, "time", "spark02")
+    try:
+        code, results = validate()
+        assert code == 1
+        failed = {x["host"] for x in results if x["status"] == "fail"}
+        assert failed == {"spark02"}
+        assert "not synchronised" in next(x["message"] for x in results
+                                          if x["host"] == "spark02")
+    finally:
+        faults.heal(star4.name)
+    code, results = validate()
+    assert code == 0 and all(x["status"] == "pass" for x in results)
