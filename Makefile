@@ -7,7 +7,7 @@ APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping 
                 graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
-.PHONY: setup apt venv lab-tools demo test lint clean
+.PHONY: setup apt venv venv-test lab-tools demo test lint clean
 
 setup: apt venv lab-tools
 
@@ -34,9 +34,17 @@ $(CHRONY_DIR)/usr/sbin/chronyd:
 
 venv: $(VENV)/.installed
 
+# What validation needs, nothing more (no torch): `make demo`.
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+# The tests and lint, and torch 2.13 for the launch rehearsal (extra `rehearse`): `make test`.
+venv-test: $(VENV)/.installed-test
+
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e '.[test,rehearse]'
 	touch $@
 
@@ -47,10 +55,10 @@ demo: setup
 	$(FABRIC) topo show star4
 	./scripts/demo.sh $(DEMO_LAB)
 
-test: setup
+test: setup venv-test
 	$(PY) -m pytest -q
 
-lint: setup
+lint: apt venv-test
 	$(VENV)/bin/ruff check fabric validators tests
 	$(VENV)/bin/mypy
 

@@ -1,4 +1,5 @@
-"""`fabric launch sglang|vllm|dp|rehearse`: launch scripts from a validated fabric."""
+"""`fabric launch sglang|vllm|dp|rehearse|stop|proof-nccl`: launch scripts from a validated
+fabric, bare metal or in containers, with engine arguments and presets."""
 
 from __future__ import annotations
 
@@ -6,15 +7,24 @@ import datetime
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from fabric.errors import FabricError, InputError, RunIncomplete
-from fabric.launch.plan import LaunchPlan, build_plan, with_extra_env
-from fabric.launch.render import render
+from fabric.launch.plan import LaunchPlan, build_plan, with_extra_env, with_ip_addresses
+from fabric.launch.render import container_name, effective_tp, render
 from fabric.report.model import Report
 from fabric.target import InventoryOpt as InvOpt
 from fabric.target import LabOpt, Target, TopologyOpt, resolve_target
+
+TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehearse]'` "
+              "(torch 2.13; the CPU build: add `--extra-index-url "
+              "https://download.pytorch.org/whl/cpu`), or point --python at a Python with "
+              "torch on every node.")
+
+if TYPE_CHECKING:
+    from fabric.launch.apply import LaunchMeta
 
 launch = typer.Typer(help="Render and rehearse model launches from a validated fabric.",
                      no_args_is_help=True)
@@ -26,19 +36,34 @@ class GateRefused(FabricError):
     exit_code = 1
 
 
+class ProofMissing(FabricError):
+    """A log offered as proof of a subnet-aware NCCL does not show one (exit 1)."""
+
+    exit_code = 1
+
+
 class Backend(StrEnum):
     gloo = "gloo"
     nccl = "nccl"
 
 
+class Front(StrEnum):
+    nginx = "nginx"
+    sglang_router = "sglang-router"
+
+
 def _gate(target: Target, report: Path | None, max_age: float, force: bool,
-          log: Path) -> Report | None:
-    """The passing report, or refuse; `--force` overrides loudly and logs it."""
+          log: Path, live: bool = False) -> Report | None:
+    """The passing report, or refuse; `--force` overrides loudly and logs it. `live` (a
+    launch that starts processes on the nodes): the report must also still describe the
+    fabric as it is now (`fabric gate`'s live fingerprint check)."""
     from fabric.cli import err_console
-    from fabric.gate import default_report_path, evaluate
+    from fabric.gate import check_live, default_report_path, evaluate
 
     path = report or default_report_path(target.lab)
     verdict = evaluate(path, target.intent.intent_hash, max_age_s=max_age)
+    if live:
+        verdict = check_live(verdict, target)
     if verdict.ok:
         return verdict.report
     if not force:
@@ -97,8 +122,35 @@ def _refuse_second_launch(target: Target) -> None:
                          "`fabric launch stop` it first")
 
 
+def _image(engine: str, container: str | None) -> str | None:
+    """`--container IMAGE`; `default` names the engine's default image (engines.yaml)."""
+    from fabric.launch.engines import default_image
+
+    if container is None:
+        return None
+    if not container.strip():
+        raise InputError("--container: name an image, or `default` for the engine's own")
+    return default_image(engine) if container == "default" else container
+
+
+def _ring_tp_check(target: Target, engine: str, tp: int, force: bool, log: Path) -> None:
+    """Refuse multi-node TP on a ring without a recorded subnet-aware NCCL (exit 1)."""
+    from fabric.cli import err_console
+    from fabric.launch.proof import ring_tp_refusal
+
+    refusal = ring_tp_refusal(target.intent, engine, tp, target.lab)
+    if refusal is None:
+        return
+    if not force:
+        raise GateRefused(f"launch refused: {refusal}")
+    warning = f"WARNING: --force: launching without a subnet-aware NCCL proof: {refusal}"
+    err_console.print(warning, style="bold white on red")
+    _log(log, warning)
+
+
 def _apply(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
-           api_port: int, forced: bool, health_timeout: float, log: Path) -> None:
+           api_port: int, forced: bool, health_timeout: float, log: Path,
+           meta: LaunchMeta) -> None:
     """Start the scripts, wait for health, print per node; exit 0 / 1 / 3."""
     from rich.table import Table
 
@@ -109,10 +161,14 @@ def _apply(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
         err_console.print(f"[dim]{msg}[/]", highlight=False)
 
     out = apply_launch(target, plan, engine, files, api_port, forced, health_timeout,
-                       progress)
+                       progress, meta)
     rec = out.record
     _log(log, f"apply {engine} run {rec.run_id} forced={rec.forced} pids "
               + " ".join(f"{h}={p}" for h, p in sorted(rec.pids.items()))
+              + (f" image {rec.image} containers "
+                 + " ".join(f"{h}={c}" for h, c in sorted(rec.containers.items()))
+                 if rec.image else "")
+              + (f" engine-args {' '.join(rec.engine_args)}" if rec.engine_args else "")
               + f" -> {'healthy' if out.healthy else 'NOT healthy'} in {out.waited_s:.1f} s")
     table = Table(title=f"launch {engine} run {rec.run_id}")
     for col in ("node", "pid", "state", "detail"):
@@ -153,10 +209,23 @@ def _render_cmd(engine: str) -> None:
                 out: Path = typer.Option(Path("launch-out"), help="Directory for scripts."),
                 report: Path | None = typer.Option(None, help="Validation report JSON."),
                 max_age: float = typer.Option(3600, help="Max report age, seconds."),
-                force: bool = typer.Option(False, help="Launch without a passing gate."),
+                force: bool = typer.Option(False, help="Launch without a passing gate (or, "
+                                           "on a ring, without a subnet-aware NCCL proof)."),
                 api_port: int = typer.Option(30000, help="API port of the servers."),
                 set_env: list[str] = typer.Option(
                     [], "--env", help="Extra VAR=VALUE for every node (rendered, commented)."),
+                container: str | None = typer.Option(
+                    None, "--container", metavar="IMAGE", help="Run the engine in this image "
+                    "(`docker run`, host network and IPC, GPUs, RDMA); `default`: the "
+                    "engine's image from fabric/launch/engines.yaml. Without it: bare metal."),
+                engine_arg: list[str] = typer.Option(
+                    [], "--engine-arg", metavar="ARG", help="Pass ARG to the engine (repeat; "
+                    "`--engine-arg=--mem-fraction-static=0.8`)."),
+                preset: str | None = typer.Option(
+                    None, help="Per-model engine arguments from engines.yaml, e.g. "
+                    "deepseek-v4.1-flash (--engine-arg comes after them)."),
+                front: Front = typer.Option(
+                    Front.nginx, help="Data parallel: the front rendered for the gateway."),
                 apply: bool = typer.Option(False, "--apply", help="Start the scripts on the "
                                            "nodes and wait for the API health endpoint."),
                 health_timeout: float = typer.Option(
@@ -165,13 +234,25 @@ def _render_cmd(engine: str) -> None:
         """Render per-node launch scripts; refuses without a passing, fresh report.
         With --apply, start them on the nodes and wait until the API is healthy."""
         from fabric.cli import err_console
+        from fabric.launch.engines import engine_args, split_engine_args
 
         target = resolve_target(lab, inventory, topology)
+        if front is not Front.nginx and engine != "dp":
+            raise InputError(f"--front is for `fabric launch dp`, not {engine}")
+        image = _image(engine, container)
+        args = engine_args(engine, preset, split_engine_args(engine_arg))
+        extra = _env_pairs(set_env)
         if apply:
             _refuse_second_launch(target)
-        passed = _gate(target, report, max_age, force, out / "launch.log")
-        plan = with_extra_env(_plan(target, entry, passed), _env_pairs(set_env))
-        files = render(plan, engine, model=model, tp=tp, pp=pp, api_port=api_port)
+        passed = _gate(target, report, max_age, force, out / "launch.log", live=apply)
+        plan = with_extra_env(_plan(target, entry, passed), extra)
+        if engine == "vllm":
+            plan = with_ip_addresses(plan)
+        tp_size = effective_tp(plan, engine, tp, pp)
+        _ring_tp_check(target, engine, tp_size, force, out / "launch.log")
+        files = render(plan, engine, model=model, tp=tp, pp=pp, api_port=api_port,
+                       container=image, engine_args=args.args, front=front.value)
+        names = {r.host: container_name(engine, r.host) for r in plan.ranks} if image else {}
         out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             path = out / name
@@ -179,14 +260,25 @@ def _render_cmd(engine: str) -> None:
             if name.endswith(".sh"):
                 path.chmod(0o755)
         (out / "plan.json").write_text(json.dumps(
-            {"topology": plan.topology, "intent_hash": plan.intent_hash, "entry": plan.entry,
-             "master_addr": plan.master_addr, "ranks": [r.__dict__ for r in plan.ranks],
-             "env": [v.__dict__ for v in plan.env]}, indent=2) + "\n")
+            {"topology": plan.topology, "intent_hash": plan.intent_hash, "engine": engine,
+             "entry": plan.entry, "master_addr": plan.master_addr, "tp": tp_size, "pp": pp,
+             "ranks": [r.__dict__ for r in plan.ranks],
+             "env": [v.__dict__ for v in plan.env],
+             "container": {"image": image, "names": names} if image else None,
+             "preset": args.preset, "engine_args": list(args.args),
+             "front": front.value if engine == "dp" else None}, indent=2) + "\n")
         err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
-                          f"(ranks: {', '.join(r.host for r in plan.ranks)})")
+                          f"(ranks: {', '.join(r.host for r in plan.ranks)})", highlight=False)
+        err_console.print(f"container: {image} (docker run, names fabric-{engine}-<node>)"
+                          if image else "container: none (bare metal)", highlight=False)
+        err_console.print("engine arguments: " + (" ".join(args.args) or "(none)")
+                          + (f" (preset {args.preset})" if args.preset else ""),
+                          highlight=False, markup=False)
         if apply:
+            from fabric.launch.apply import LaunchMeta
+
             _apply(target, plan, engine, files, api_port, passed is None, health_timeout,
-                   out / "launch.log")
+                   out / "launch.log", LaunchMeta(names, image, args.preset, args.args, extra))
 
     command.__name__ = f"launch_{engine}"
 
@@ -211,7 +303,9 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
                  set_env: list[str] = typer.Option([], "--env", help="Override VAR=VALUE."),
                  ) -> None:
     """All-reduce and all-gather across the nodes with the launch's env, ranks and
-    rendezvous; bandwidth per message size; a clear hint when ranks cannot meet."""
+    rendezvous; bandwidth per message size; a clear hint when ranks cannot meet. Needs torch
+    (the `rehearse` extra); a subnet-aware NCCL's log line is recorded as the ring's proof."""
+    import importlib.util
     import sys
 
     from rich.table import Table
@@ -219,6 +313,9 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     from fabric.cli import err_console
     from fabric.launch.rehearse import rehearse
 
+    if python is None and importlib.util.find_spec("torch") is None:
+        raise InputError(f"fabric launch rehearse needs torch, which {sys.executable} does not "
+                         f"have (`make demo` installs only what validation needs). {TORCH_HINT}")
     target = resolve_target(lab, inventory, topology)
     passed = _gate(target, report, max_age, force, Path("launch-out") / "launch.log")
     plan = _plan(target, entry, passed)
@@ -229,10 +326,22 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     result = rehearse(target, plan, backend=backend.value, python=python or sys.executable,
                       sizes=(min_bytes, max_bytes), iters=iters, timeout=timeout,
                       overrides=overrides)
+    if result.no_torch:
+        raise RunIncomplete(f"the rehearsal could not run: torch is not importable by "
+                            f"{python or sys.executable} on {', '.join(result.no_torch)}. "
+                            f"{TORCH_HINT}")
     if not result.passed:
         for host, reason in sorted(result.problems.items()):
             err_console.print(f"[red]{host}[/]: {reason}", highlight=False)
         raise GateRefused("rehearsal failed: the ranks did not complete the collectives")
+    if result.subnet_aware:
+        from fabric.launch.proof import proof_path, record_proof
+
+        record_proof("\n".join(result.outputs.values()),
+                     f"fabric launch rehearse --backend {backend.value}", target.intent,
+                     target.lab)
+        err_console.print(f"NCCL is subnet-aware ({result.subnet_aware}); proof recorded in "
+                          f"{proof_path(target.lab)}", highlight=False, markup=False)
     table = Table(title="launch rehearsal (bus bandwidth per message size)")
     for col in ("size (B)", "op", "time (us)", "busbw (GB/s)"):
         table.add_column(col)
@@ -261,13 +370,45 @@ def stop_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
         err_console.print("no launch recorded: nothing to stop", highlight=False)
         return
     _log(out / "launch.log", f"stop run {done.record.run_id}: killed "
-         + " ".join(f"{h}={len(k)}" for h, k in sorted(done.killed.items())))
+         + " ".join(f"{h}={len(k)}" for h, k in sorted(done.killed.items()))
+         + (" containers " + " ".join(c for _h, cs in sorted(done.containers.items())
+                                      for c in cs) if done.record.containers else "")
+         + (" ray " + " ".join(f"{h}={r!r}" for h, r in sorted(done.ray.items()))
+            if done.ray else ""))
     if done.errors:
         why = "; ".join(f"{h}: {e}" for h, e in sorted(done.errors.items()))
         raise RunIncomplete(f"could not stop run {done.record.run_id} on: {why} (kept in the "
                             "launch record; run `fabric launch stop` again)")
-    err_console.print(f"stopped run {done.record.run_id} on {len(done.killed)} nodes in "
-                      f"{done.duration_s:.1f} s", highlight=False)
+    boxes = sum(len(c) for c in done.containers.values())
+    err_console.print(f"stopped run {done.record.run_id} on {len(done.killed)} nodes"
+                      + (f" ({boxes} containers)" if done.record.containers else "")
+                      + f" in {done.duration_s:.1f} s", highlight=False)
+
+
+@launch.command("proof-nccl")
+def proof_cmd(log: Path = typer.Argument(..., help="nccl-tests (or rehearsal) output, run "
+                                         "with NCCL_DEBUG=INFO across the nodes."),
+              lab: str | None = LabOpt, inventory: Path | None = InvOpt,
+              topology: str | None = TopologyOpt) -> None:
+    """Record that the nodes' NCCL is subnet-aware (the log shows "Subnet-aware routing"):
+    multi-node tensor parallel on a ring is refused without this proof."""
+    from fabric.cli import err_console
+    from fabric.launch.proof import MARKER, marker_line, proof_path, record_proof
+
+    target = resolve_target(lab, inventory, topology)
+    try:
+        text = log.read_text(errors="replace")
+    except OSError as exc:
+        raise InputError(f"{log}: {exc.strerror or exc}") from None
+    if marker_line(text) is None:
+        raise ProofMissing(f"{log}: no {MARKER!r} line: this NCCL is not subnet-aware (or the "
+                           "run lacked NCCL_DEBUG=INFO); nothing recorded")
+    proof = record_proof(text, str(log), target.intent, target.lab)
+    err_console.print(f"recorded: {proof.line}", highlight=False, markup=False)
+    err_console.print(f"proof for {proof.topology} (intent {proof.intent_hash}) in "
+                      f"{proof_path(target.lab)}"
+                      + ("" if target.intent.kind == "ring" else "; only rings need it"),
+                      highlight=False)
 
 
 def register(app: typer.Typer) -> None:

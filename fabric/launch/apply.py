@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fabric.collect import describe_failure
+from fabric.launch.engines import load_engines
 from fabric.launch.plan import LaunchPlan
+from fabric.launch.render import NGINX_CONF, ROUTER_SCRIPT
 from fabric.launch.state import (
     LaunchRecord,
     launch_state_path,
@@ -35,6 +37,7 @@ from fabric.tasks.stop_launch_process import StoppedProcess, stop_launch_process
 Progress = Callable[[str], None]
 NodeState = Literal["healthy", "started", "failed", "exited", "unreachable"]
 _SERVER = re.compile(r"^\s*server\s+(\S+):(\d+)\b", re.M)
+_WORKER = re.compile(r"^\s*http://([^\s:/]+):(\d+)\b", re.M)
 
 
 @dataclass
@@ -70,13 +73,17 @@ class ApplyOutcome:
 def health_urls(plan: LaunchPlan, engine: str, files: dict[str, str],
                 api_port: int) -> dict[str, str | None]:
     """{health URL: host serving it}. SGLang and vLLM serve `/health` on the entry only;
-    data parallel: every upstream server of the rendered nginx config (None: not a node)."""
+    data parallel: every server the rendered front sends to (the nginx upstream servers or the
+    sglang-router worker URLs; None: not a node)."""
     addr = {r.host: r.mgmt_host or r.host for r in plan.ranks}
     if engine != "dp":
         return {f"http://{addr[plan.entry]}:{api_port}/health": plan.entry}
     by_addr = {a: h for h, a in addr.items()}
-    return {f"http://{h}:{p}/health": by_addr.get(h)
-            for h, p in _SERVER.findall(files["nginx-fabric-dp.conf"])}
+    if NGINX_CONF in files:
+        servers = _SERVER.findall(files[NGINX_CONF])
+    else:
+        servers = _WORKER.findall(files[ROUTER_SCRIPT])
+    return {f"http://{h}:{p}/health": by_addr.get(h) for h, p in servers}
 
 
 def probe(url: str, timeout: float = 2.0) -> bool:
@@ -112,11 +119,25 @@ def _failure(target: Target, exc: BaseException) -> tuple[NodeState, str]:
     return "unreachable", target.credentials.scrub(describe_failure(exc))
 
 
+@dataclass(frozen=True)
+class LaunchMeta:
+    """What the launch record keeps besides pids: each node's container (none: bare metal),
+    the image, the preset and engine arguments, and the `--env` pairs (for `stop`)."""
+
+    containers: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    preset: str | None = None
+    engine_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
 def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
                  api_port: int, forced: bool, health_timeout: float,
-                 progress: Progress = lambda _m: None) -> ApplyOutcome:
+                 progress: Progress = lambda _m: None,
+                 meta: LaunchMeta | None = None) -> ApplyOutcome:
     """Start every node's script, record the launch, then poll health (and the processes)
     until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
+    meta = meta or LaunchMeta()
     logging.getLogger("nornir").addHandler(logging.NullHandler())  # failures are reported
     hosts = [r.host for r in plan.ranks]
     run_id = new_run_id()
@@ -141,7 +162,10 @@ def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str,
         record = LaunchRecord(
             run_id=run_id, engine=engine, topology=plan.topology, intent_hash=plan.intent_hash,
             lab=target.lab, forced=forced, started=datetime.now(UTC).isoformat(),
-            run_dir=run_dir, pids={h: n.pid for h, n in nodes.items() if n.pid is not None})
+            run_dir=run_dir, pids={h: n.pid for h, n in nodes.items() if n.pid is not None},
+            containers={h: c for h, c in meta.containers.items() if nodes[h].pid is not None},
+            image=meta.image, preset=meta.preset, engine_args=list(meta.engine_args),
+            env=dict(meta.env))
         if record.pids:
             save_record(record, launch_state_path(target.lab))
         urls = health_urls(plan, engine, files, api_port)
@@ -226,12 +250,15 @@ def _check(target: Target, nr: Any, out: ApplyOutcome, run_dir: str,
 
 @dataclass
 class StopOutcome:
-    """What `launch stop` did per node: pids killed, or why a node could not be handled."""
+    """What `launch stop` did per node: pids killed, containers stopped, what `ray stop` said,
+    or why a node could not be handled."""
 
     record: LaunchRecord | None
     killed: dict[str, tuple[int, ...]]
     errors: dict[str, str]
     duration_s: float
+    containers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    ray: dict[str, str] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -240,8 +267,9 @@ class StopOutcome:
 
 def stop_launch(target: Target, state_path: Path | None = None,
                 progress: Progress = lambda _m: None) -> StopOutcome:
-    """Stop the recorded launch's processes (idempotent); the record keeps only the nodes
-    that could not be handled, and is removed when none are left."""
+    """Stop the recorded launch's containers, Ray daemons (vLLM: on every node) and processes
+    (idempotent); the record keeps only the nodes that could not be handled, and is removed
+    when none are left."""
     path = state_path or launch_state_path(target.lab)
     record = load_record(path)
     start = time.monotonic()
@@ -249,23 +277,34 @@ def stop_launch(target: Target, state_path: Path | None = None,
         return StopOutcome(None, {}, {}, 0.0)
     logging.getLogger("nornir").addHandler(logging.NullHandler())
     hosts = sorted(record.pids)
+    grace = float(load_engines().container.stop_grace_s) if record.containers else 20.0
     nr = make_nornir(target, hosts=hosts, workers=max(1, len(hosts)))
     try:
         agg = nr.run(task=lambda task: stop_launch_process(
-            task, pid=record.pids[task.host.name], run_id=record.run_id), raise_on_error=False)
+            task, pid=record.pids[task.host.name], run_id=record.run_id,
+            containers=[c for h, c in record.containers.items() if h == task.host.name],
+            ray=record.engine == "vllm", env=record.env, grace_s=grace), raise_on_error=False)
     finally:
         nr.close_connections()
     ok, bad = _split(agg, hosts)
     killed: dict[str, tuple[int, ...]] = {}
+    boxes: dict[str, tuple[str, ...]] = {}
+    ray: dict[str, str] = {}
     for host, res in ok.items():
         stopped: StoppedProcess = res
-        killed[host] = stopped.killed
-        progress(f"{host}: " + (f"stopped (pids {' '.join(map(str, stopped.killed))})"
-                                if stopped.killed else "nothing running"))
+        killed[host], boxes[host] = stopped.killed, stopped.containers
+        if stopped.ray:
+            ray[host] = stopped.ray
+        done = [f"container {c}" for c in stopped.containers]
+        if stopped.killed:
+            done.append(f"pids {' '.join(map(str, stopped.killed))}")
+        progress(f"{host}: " + (f"stopped ({', '.join(done)})" if done else "nothing running")
+                 + (f"; ray: {stopped.ray}" if stopped.ray else ""))
     errors = {h: _failure(target, e)[1] for h, e in bad.items()}
     left = {h: p for h, p in record.pids.items() if h in errors}
     if left:
-        save_record(replace(record, pids=left), path)
+        save_record(replace(record, pids=left, containers={
+            h: c for h, c in record.containers.items() if h in left}), path)
     else:
         path.unlink(missing_ok=True)
-    return StopOutcome(record, killed, errors, time.monotonic() - start)
+    return StopOutcome(record, killed, errors, time.monotonic() - start, boxes, ray)

@@ -3,6 +3,9 @@ NCCL/Gloo environment, each variable with the reason it is set."""
 
 from __future__ import annotations
 
+import ipaddress
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import networkx as nx
@@ -77,6 +80,7 @@ def build_plan(intent: Intent, entry: str = "spark01", gid_index: int | None = N
     order = rank_order(intent, entry)
     hosts = intent.hosts
     env: list[EnvVar] = []
+    rails: list[str] = []
     if intent.kind == "ring":
         # No fabric subnet spans a ring: bootstrap over the management LAN (tiny traffic);
         # the collective data still goes over the fabric HCAs below.
@@ -104,12 +108,18 @@ def build_plan(intent: Intent, entry: str = "spark01", gid_index: int | None = N
                           "a Spark has no eth0 and defaults pick Wi-Fi"))
         env.append(EnvVar("NCCL_IB_HCA", "=" + ",".join(hcas), f"both twins of {port}: one "
                           "twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)"))
+        rails = sorted({str(i.address.network) for i in intent.interfaces(entry)
+                        if i.port == port})
     if gid_index is not None:
         env.append(EnvVar("NCCL_IB_GID_INDEX", str(gid_index), "the RoCE v2 GID index that "
                           "`fabric validate` found identical on every node"))
     else:
         env.append(EnvVar("NCCL_IB_GID_INDEX", "", "not set: no validated RoCE GID (no RDMA in "
                           "this fabric, e.g. the lab); NCCL falls back to sockets"))
+    if len(rails) > 1:
+        env.append(EnvVar("NCCL_CROSS_NIC", "0", f"{len(rails)} rails ({', '.join(rails)}): a "
+                          "twin-A to twin-B queue pair cannot cross rails, so each NCCL channel "
+                          "keeps to one rail"))
     if intent.kind == "ring" and len(order) >= 4:
         env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
                           "that connects non-adjacent ranks and fails"))
@@ -133,3 +143,51 @@ def with_extra_env(plan: LaunchPlan, extra: dict[str, str]) -> LaunchPlan:
             env[old] = EnvVar(name, value, f"overridden on the command line (--env); the "
                               f"fabric's value was {env[old].value or '(unset)'}")
     return replace(plan, env=tuple(env))
+
+
+#: name -> IPv4 address (raises OSError when it cannot)
+Resolver = Callable[[str], str]
+
+
+def _is_ipv4(text: str) -> bool:
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def resolve_ipv4(name: str) -> str:
+    """`name` itself when it is an IPv4 address, else its first IPv4 address from the resolver
+    of the machine rendering the launch."""
+    if _is_ipv4(name):
+        return name
+    infos = socket.getaddrinfo(name, None, socket.AF_INET, socket.SOCK_STREAM)
+    if not infos:
+        raise OSError(f"no IPv4 address for {name}")
+    return str(infos[0][4][0])
+
+
+def with_ip_addresses(plan: LaunchPlan, resolve: Resolver | None = None) -> LaunchPlan:
+    """The plan with every rank's address and the rendezvous as IPv4 addresses, resolved now
+    (Ray registers `--node-ip-address` and vLLM compares it with VLLM_HOST_IP: both must be
+    the same IP, never a name). InputError naming the node when a name does not resolve."""
+    lookup = resolve or resolve_ipv4
+    cache: dict[str, str] = {}
+
+    def ip(host: str, addr: str) -> str:
+        if addr not in cache:
+            try:
+                cache[addr] = str(ipaddress.IPv4Address(addr if _is_ipv4(addr)
+                                                        else lookup(addr)))
+            except (OSError, ValueError) as exc:
+                raise InputError(
+                    f"{host}: its launch address {addr!r} does not resolve to an IPv4 address "
+                    f"here ({exc}); vLLM over Ray needs IP addresses: give the node's IP as "
+                    "`hostname:` in the inventory, or fix name resolution on this machine"
+                ) from None
+        return cache[addr]
+
+    ranks = tuple(replace(r, fabric_addr=ip(r.host, r.fabric_addr)) for r in plan.ranks)
+    master = next(r.fabric_addr for r in ranks if r.host == plan.entry)
+    return replace(plan, ranks=ranks, master_addr=master)

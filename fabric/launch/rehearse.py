@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fabric.launch.plan import LaunchPlan
+from fabric.launch.proof import marker_line
 from fabric.nornir_setup import make_nornir
 from fabric.parsers import parse
 from fabric.parsers.records import NcclTestSummary
@@ -17,6 +18,8 @@ from fabric.tasks.run_rehearsal_rank import run_rehearsal_rank
 
 SCRIPT = Path(__file__).resolve().parents[2] / "launch" / "rehearse.py"
 _ERROR = re.compile(r"REHEARSAL-ERROR:\s*(.*)")
+#: What launch/rehearse.py prints (exit 2) where torch cannot be imported.
+NO_TORCH = "torch is not importable"
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,9 @@ class RehearsalResult:
     busbw: dict[str, float]  # collective -> average bus bandwidth (GB/s)
     rows: list[dict[str, object]]
     problems: dict[str, str]  # host -> reason / hint
+    no_torch: list[str] = field(default_factory=list)  # hosts whose python has no torch
+    subnet_aware: str | None = None  # NCCL's "Subnet-aware routing" line, if a rank logged it
+    outputs: dict[str, str] = field(default_factory=dict)  # host -> its rank's output
 
 
 def rank_env(plan: LaunchPlan, rank: int, port: int,
@@ -49,8 +55,12 @@ def rank_env(plan: LaunchPlan, rank: int, port: int,
 def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: str = "python3",
              sizes: tuple[str, str] = ("1M", "16M"), iters: int = 5, port: int = 29500,
              timeout: float = 60.0, overrides: dict[str, str] | None = None) -> RehearsalResult:
-    """Run every rank at once through Nornir (one SSH session per node) and judge rank 0."""
+    """Run every rank at once through Nornir (one SSH session per node) and judge rank 0.
+    NCCL on a ring runs with NCCL_DEBUG=INFO (unless overridden), so a subnet-aware NCCL's
+    "Subnet-aware routing" line shows in the output."""
     logging.getLogger("nornir").addHandler(logging.NullHandler())  # problems are reported
+    if backend == "nccl" and plan.kind == "ring":
+        overrides = {"NCCL_DEBUG": "INFO", **(overrides or {})}
     hosts = [r.host for r in plan.ranks]
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
     script = SCRIPT.read_text()
@@ -82,7 +92,10 @@ def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: st
                         busbw[record.collective] = record.avg_busbw_GBps
                 else:
                     rows.append(dict(record.__dict__))
-    return RehearsalResult(not problems and bool(busbw), output, busbw, rows, problems)
+    no_torch = sorted(h for h, why in problems.items() if NO_TORCH in why)
+    aware = next((line for line in map(marker_line, outputs.values()) if line), None)
+    return RehearsalResult(not problems and bool(busbw), output, busbw, rows, problems,
+                           no_torch, aware, outputs)
 
 
 def split_collectives(output: str) -> list[str]:

@@ -1,6 +1,7 @@
-"""The local record of a started launch: run id, nodes and pids, forced or not. `fabric launch
-stop` stops exactly the processes it names; it lives next to the gate's report in the state
-directory (`launch.json`, per lab `labs/<lab>/launch.json`)."""
+"""The local record of a started launch: run id, nodes and pids, containers, engine arguments,
+forced or not. `fabric launch stop` stops exactly the processes and containers it names; it
+lives next to the gate's report in the state directory (`launch.json`, per lab
+`labs/<lab>/launch.json`)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,16 @@ STATE_NAME = "launch.json"
 REMOTE_ROOT = "/var/tmp/fabric-launch"
 #: Set in every launched process's environment; `stop` only kills processes that carry it.
 RUN_ID_VAR = "FABRIC_LAUNCH_RUN_ID"
+#: The label every launched container carries: the launch's run id (`manual` when a script is
+#: run by hand). `stop` stops a recorded container name only with its run's label.
+RUN_LABEL = "fabric.launch.run-id"
 
 
 @dataclass(frozen=True)
 class LaunchRecord:
-    """A started launch: which processes (session leader pid per node) belong to it."""
+    """A started launch: which processes (session leader pid per node) and containers (name per
+    node) belong to it, and what it was started with. `env`: the `--env` pairs; `stop` runs
+    with them, so it finds the same `docker` and `ray` the launch found."""
 
     run_id: str
     engine: str
@@ -36,6 +42,11 @@ class LaunchRecord:
     run_dir: str
     pids: dict[str, int] = field(default_factory=dict)
     schema: str = SCHEMA
+    containers: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    preset: str | None = None
+    engine_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -73,7 +84,10 @@ def load_record(path: Path) -> LaunchRecord | None:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise InputError(f"{path}: not a {SCHEMA} launch record")
     try:
-        return LaunchRecord(**{**data, "pids": {str(h): int(p)
-                                                for h, p in data["pids"].items()}})
+        return LaunchRecord(**{
+            **data, "pids": {str(h): int(p) for h, p in data["pids"].items()},
+            "containers": {str(h): str(n) for h, n in data.get("containers", {}).items()},
+            "engine_args": [str(a) for a in data.get("engine_args", [])],
+            "env": {str(k): str(v) for k, v in data.get("env", {}).items()}})
     except (TypeError, KeyError, ValueError) as exc:
         raise InputError(f"{path}: bad launch record: {exc}") from None

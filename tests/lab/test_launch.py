@@ -1,22 +1,27 @@
 """Launch on the lab twin: the gate, a real torch.distributed rehearsal (gloo on CPU) across the
 star4 lab's Sparks with the launch's env, ranks and rendezvous address, and `launch --apply` /
-`launch stop` with a TEST DOUBLE of SGLang (see SGLANG_TEST_DOUBLE)."""
+`launch stop`, bare metal and in a container, with TEST DOUBLES of SGLang and docker (see
+DOUBLES)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fabric.lab.registry import LabInfo, load_lab
 from fabric.launch.apply import probe
-from fabric.launch.state import RUN_ID_VAR, launch_state_path, load_record
+from fabric.launch.state import RUN_ID_VAR, RUN_LABEL, launch_state_path, load_record
 from tests.lab.conftest import in_host
 
 pytestmark = pytest.mark.lab
@@ -67,53 +72,51 @@ def test_render_writes_scripts_after_a_pass(validated: LabInfo, tmp_path: Path) 
     assert "--node-rank 2" in script and "--dist-init-addr 198.19.0.1:20000" in script
 
 
-# TEST DOUBLE, not SGLang: installed as the `sglang` package on a PYTHONPATH that the launch
-# passes with `--env`, so the SAME rendered script runs `python3 -m sglang.launch_server` with
-# the same flags and env. It "loads weights" for a moment, fails like a broken model when
-# <model>/BROKEN-<hostname> exists, and answers /health only once it has bound its port.
-SGLANG_TEST_DOUBLE = """\
-import argparse, http.server, os, socket, sys, time
-ap = argparse.ArgumentParser(description="TEST DOUBLE of sglang.launch_server")
-ap.add_argument("--model-path", required=True)
-ap.add_argument("--host", default="127.0.0.1")
-ap.add_argument("--port", type=int, default=30000)
-args, _ = ap.parse_known_args()
-host = socket.gethostname()
-if os.path.exists(os.path.join(args.model_path, "BROKEN-" + host)):
-    print("test double: cannot load the weights on " + host + ": shard 7 is corrupt",
-          flush=True)
-    sys.exit(1)
-time.sleep(1.0)
+# TEST DOUBLES, not docker or SGLang (tests/launch/doubles, see its README): copied into the
+# lab's directory, their `py/` on a PYTHONPATH and their `bin/` on a PATH that the launch passes
+# with `--env`, so the SAME rendered scripts run `python3 -m sglang.launch_server` (or `docker
+# run … python3 -m sglang.launch_server`) with the same flags and env. The SGLang double
+# "loads weights" for a moment, fails like a broken model when <model>/BROKEN-<hostname> exists,
+# and answers /health once it has bound its port (FABRIC_DOUBLE_HTTP=1). Each double records
+# its argv and env in state/<hostname>/calls.jsonl.
+DOUBLES = Path(__file__).resolve().parents[1] / "launch" / "doubles"
 
-class Health(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path == "/health" else 404)
-        self.end_headers()
 
-    def log_message(self, *a):
-        pass
+@dataclass(frozen=True)
+class Engine:
+    """The doubles' copy for one test, and a model directory."""
 
-server = http.server.HTTPServer((args.host, args.port), Health)
-print("test double: serving on %s:%d" % (args.host, args.port), flush=True)
-server.serve_forever()
-"""
+    root: Path
+    model: Path
+
+    def env(self) -> list[str]:
+        return ["--env", f"PYTHONPATH={self.root / 'py'}", "--env", "FABRIC_DOUBLE_HTTP=1"]
+
+    def calls(self, host: str, tool: str) -> list[dict[str, Any]]:
+        path = self.root / "state" / host / "calls.jsonl"
+        return [c for c in map(json.loads, path.read_text().splitlines()) if c["tool"] == tool]
+
+    def ready_pid(self, host: str, tool: str = "sglang") -> int:
+        return int((self.root / "state" / host / f"ready-{tool}").read_text())
 
 
 @pytest.fixture
-def engine(validated: LabInfo, tmp_path: Path) -> tuple[Path, Path]:
-    """(PYTHONPATH holding the test double `sglang`, a model directory), in the lab's own
-    directory: every Spark sees it, and its non-root user can read it (pytest's /tmp is
-    private to root, and each lab host has its own /tmp)."""
+def engine(validated: LabInfo, tmp_path: Path) -> Engine:
+    """The doubles and a model directory in the lab's own directory: every Spark sees it, and
+    its non-root user can read it (pytest's /tmp is private to root, and each lab host has its
+    own /tmp); the doubles' state/ is writable by that user."""
     base = validated.dir / "engine" / tmp_path.name
-    pkg = base / "shim" / "sglang"
-    pkg.mkdir(parents=True, mode=0o755)
-    for d in (base.parent, base, base / "shim"):
-        d.chmod(0o755)
-    (pkg / "__init__.py").write_text('"""TEST DOUBLE of SGLang (fabric lab tests)."""\n')
-    (pkg / "launch_server.py").write_text(SGLANG_TEST_DOUBLE)
+    base.parent.mkdir(mode=0o755, exist_ok=True)
+    base.parent.chmod(0o755)
+    shutil.copytree(DOUBLES, base / "doubles", ignore=shutil.ignore_patterns("__pycache__",
+                                                                             "state"))
+    for path in [base, *(base / "doubles").rglob("*")]:
+        path.chmod(0o755)
+    (base / "doubles" / "state").mkdir(mode=0o777)
+    (base / "doubles" / "state").chmod(0o1777)
     model = base / "model"
     model.mkdir(mode=0o755)
-    return base / "shim", model
+    return Engine(base / "doubles", model)
 
 
 @pytest.fixture
@@ -141,17 +144,16 @@ def rendered_exports(script: str) -> dict[str, str]:
     return {k: v.strip("'") for k, v in re.findall(r"^export (\w+)=(.*)$", script, re.M)}
 
 
-def apply(info: LabInfo, engine_dir: tuple[Path, Path], kind: str, out: Path
+def apply(info: LabInfo, engine: Engine, kind: str, out: Path, *extra: str
           ) -> tuple[subprocess.CompletedProcess[str], float]:
-    shim, model = engine_dir
     t0 = time.monotonic()
-    proc = fabric("launch", kind, "--lab", info.name, "--out", str(out), "--model", str(model),
-                  "--env", f"PYTHONPATH={shim}", "--apply", "--health-timeout", "60")
+    proc = fabric("launch", kind, "--lab", info.name, "--out", str(out), "--model",
+                  str(engine.model), *engine.env(), *extra, "--apply", "--health-timeout", "60")
     return proc, time.monotonic() - t0
 
 
 def test_apply_starts_every_node_reaches_health_and_stop_removes_all(
-        launch_lab: LabInfo, engine: tuple[Path, Path], tmp_path: Path) -> None:
+        launch_lab: LabInfo, engine: Engine, tmp_path: Path) -> None:
     info = launch_lab
     proc, apply_s = apply(info, engine, "sglang", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -192,9 +194,9 @@ def test_apply_starts_every_node_reaches_health_and_stop_removes_all(
 
 
 def test_a_node_that_fails_to_start_is_reported_while_the_others_serve(
-        launch_lab: LabInfo, engine: tuple[Path, Path], tmp_path: Path) -> None:
+        launch_lab: LabInfo, engine: Engine, tmp_path: Path) -> None:
     info = launch_lab
-    (engine[1] / "BROKEN-spark03").touch()
+    (engine.model / "BROKEN-spark03").touch()
     proc, _ = apply(info, engine, "dp", tmp_path / "out")
     assert proc.returncode == 1, proc.stderr[-3000:]
     err = proc.stderr
@@ -212,3 +214,68 @@ def test_a_node_that_fails_to_start_is_reported_while_the_others_serve(
     assert stop.returncode == 0, stop.stderr
     assert "spark03: nothing running" in stop.stderr
     assert not any(running(pid) for pid in record.pids.values())
+
+
+def test_container_launch_runs_in_docker_on_every_spark_and_stop_stops_the_containers(
+        launch_lab: LabInfo, engine: Engine, tmp_path: Path) -> None:
+    """`--container` on the lab: `docker` (the double, first on the PATH given with --env) runs
+    the engine on each Spark with host network/IPC, GPUs, RDMA and the validated env; `stop`
+    stops exactly the recorded containers."""
+    info = launch_lab
+    out = tmp_path / "out"
+    path = f"{engine.root / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+    proc, apply_s = apply(info, engine, "sglang", out, "--env", f"PATH={path}", "--container",
+                          "fabric-test/sglang:double", "--preset", "deepseek-v4.1-flash",
+                          "--engine-arg=--mem-fraction-static=0.7")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = load_record(launch_state_path(info.name))
+    assert record is not None and record.image == "fabric-test/sglang:double"
+    hosts = ["spark01", "spark02", "spark03", "spark04"]
+    assert record.containers == {h: f"fabric-sglang-{h}" for h in hosts}
+    assert record.env["PATH"] == path  # `stop` finds the same docker
+    holders = load_lab(info.name).hosts
+    servers = {}
+    for rank, host in enumerate(hosts):
+        expected = rendered_exports((out / f"{host}-sglang.sh").read_text())
+        (run,) = engine.calls(host, "docker")
+        words = " ".join(run["argv"])
+        for want in ("run --rm --name fabric-sglang-" + host, "--network host", "--ipc host",
+                     "--gpus all", "--device /dev/infiniband", "--cap-add IPC_LOCK",
+                     "--ulimit memlock=-1", "--shm-size 32g",
+                     f"-v {engine.model}:{engine.model}:ro",
+                     "fabric-test/sglang:double python3 -m sglang.launch_server"):
+            assert want in words, (host, want)
+        assert run["labels"] == {RUN_LABEL: record.run_id}
+        assert run["env"][RUN_ID_VAR] == record.run_id
+        # inside the "container": exactly the validated env, none of the login's
+        inside = run["container_env"]
+        assert {k: inside.get(k) for k in expected} == expected
+        assert expected["NCCL_SOCKET_IFNAME"] == "=enp1s0f0np0" and "NCCL_CROSS_NIC" in expected
+        assert RUN_ID_VAR not in inside
+        (server,) = engine.calls(host, "sglang")
+        flat = " ".join(server["argv"])
+        assert f"--node-rank {rank} " in flat and "--dist-init-addr 198.19.0.1:20000" in flat
+        assert flat.endswith("--quantization fp8 --kv-cache-dtype fp8_e4m3 --context-length "
+                             "32768 --mem-fraction-static=0.7")
+        pid = engine.ready_pid(host)
+        servers[host] = pid
+        # the engine runs on that Spark (its network namespace), under the container's env
+        assert os.readlink(f"/proc/{pid}/ns/net") == os.readlink(
+            f"/proc/{holders[host].pids['holder']}/ns/net")
+        env = environ(info, host, pid)
+        assert {k: env.get(k) for k in expected} == expected and RUN_ID_VAR not in env
+    assert probe(f"http://{info.mgmt['spark01']}:30000/health")
+
+    t0 = time.monotonic()
+    stop = fabric("launch", "stop", "--lab", info.name)
+    stop_s = time.monotonic() - t0
+    assert stop.returncode == 0, stop.stderr
+    for host in hosts:
+        assert f"{host}: stopped (container fabric-sglang-{host}" in stop.stderr
+        verbs = [c["argv"] for c in engine.calls(host, "docker")[1:]]
+        assert [v for v in verbs if v[0] == "stop"] == [["stop", "-t", "20",
+                                                         f"fabric-sglang-{host}"]]
+    assert not any(running(pid) for pid in [*servers.values(), *record.pids.values()])
+    assert not probe(f"http://{info.mgmt['spark01']}:30000/health")
+    assert load_record(launch_state_path(info.name)) is None
+    print(f"container apply to healthy {apply_s:.1f} s, stop {stop_s:.1f} s")

@@ -14,7 +14,7 @@ export NCCL_IB_HCA==roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1
 export NCCL_IB_GID_INDEX=3
 # ring of 4+: stock NCCL also builds a tree that connects non-adjacent ranks and fails
 export NCCL_ALGO=Ring
-# Data parallel: one full server on this node; nginx (least_conn) spreads requests.
+# Data parallel: one full server on this node; the front (nginx or sglang-router) spreads requests.
 exec python3 -m sglang.launch_server \
   --model-path /models/DeepSeek-V4.1-Flash \
   --host 0.0.0.0 --port 30000

@@ -14,5 +14,7 @@ export NCCL_IB_HCA==roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1
 export NCCL_IB_GID_INDEX=3
 # ring of 4+: stock NCCL also builds a tree that connects non-adjacent ranks and fails
 export NCCL_ALGO=Ring
+# the IP Ray registers for this node (--node-ip-address): otherwise vLLM takes the default-route address and Ray finds "no GPUs on the driver node"
+export VLLM_HOST_IP=192.0.2.4
 # Ray worker joining the head on spark01.
-exec ray start --block --address=spark01.mgmt.studio.lan:6379 --node-ip-address=spark04.mgmt.studio.lan
+exec ray start --block --address=192.0.2.1:6379 --node-ip-address=192.0.2.4

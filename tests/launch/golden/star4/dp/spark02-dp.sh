@@ -12,7 +12,9 @@ export GLOO_SOCKET_IFNAME=enp1s0f0np0
 export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 # the RoCE v2 GID index that `fabric validate` found identical on every node
 export NCCL_IB_GID_INDEX=3
-# Data parallel: one full server on this node; nginx (least_conn) spreads requests.
+# 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
+export NCCL_CROSS_NIC=0
+# Data parallel: one full server on this node; the front (nginx or sglang-router) spreads requests.
 exec python3 -m sglang.launch_server \
   --model-path /models/DeepSeek-V4.1-Flash \
   --host 0.0.0.0 --port 30000

@@ -12,6 +12,8 @@ export GLOO_SOCKET_IFNAME=enp1s0f0np0
 export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 # the RoCE v2 GID index that `fabric validate` found identical on every node
 export NCCL_IB_GID_INDEX=3
+# 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
+export NCCL_CROSS_NIC=0
 # SGLang tensor parallel across 8 nodes; rank order follows the topology.
 exec python3 -m sglang.launch_server \
   --model-path /models/DeepSeek-V4.1-Flash \

@@ -12,5 +12,9 @@ export GLOO_SOCKET_IFNAME=enp1s0f0np0
 export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 # the RoCE v2 GID index that `fabric validate` found identical on every node
 export NCCL_IB_GID_INDEX=3
+# 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
+export NCCL_CROSS_NIC=0
+# the IP Ray registers for this node (--node-ip-address): otherwise vLLM takes the default-route address and Ray finds "no GPUs on the driver node"
+export VLLM_HOST_IP=10.210.0.2
 # Ray worker joining the head on spark01.
 exec ray start --block --address=10.210.0.1:6379 --node-ip-address=10.210.0.2

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# data-parallel server launch
+# Rendered by `fabric launch dp` for topology ring4 (intent b479ba72fc5ac8a6).
+# Node spark04 is rank 3 of 4; entry node spark01.
+# Do not edit: re-render after any change to the fabric, and re-validate first.
+set -euo pipefail
+# bootstrap/control only: a ring has no subnet shared by all nodes, so rendezvous uses the management interface; model data stays on NCCL_IB_HCA
+export NCCL_SOCKET_IFNAME==enP7s7
+# same interface for torch/gloo control traffic; a Spark has no eth0 and defaults pick Wi-Fi
+export GLOO_SOCKET_IFNAME=enP7s7
+# both twins of both ring ports: one twin alone caps a cable at ~100 Gb/s
+export NCCL_IB_HCA==roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1
+# the RoCE v2 GID index that `fabric validate` found identical on every node
+export NCCL_IB_GID_INDEX=3
+# ring of 4+: stock NCCL also builds a tree that connects non-adjacent ranks and fails
+export NCCL_ALGO=Ring
+# Data parallel: one full server on this node; the front (nginx or sglang-router) spreads requests.
+# In container fabric-dp-spark04 (registry.example/dp:test): host network and IPC, every GPU,
+# the RDMA devices, /models/DeepSeek-V4.1-Flash read-only, and the variables above (-e).
+exec docker run --rm --name fabric-dp-spark04 \
+  --label "fabric.launch.run-id=${FABRIC_LAUNCH_RUN_ID:-manual}" \
+  --network host --ipc host --gpus all \
+  --device /dev/infiniband --cap-add IPC_LOCK --cap-add SYS_NICE \
+  --ulimit memlock=-1 --ulimit stack=67108864 --shm-size 32g \
+  -v /models/DeepSeek-V4.1-Flash:/models/DeepSeek-V4.1-Flash:ro \
+  -e NCCL_SOCKET_IFNAME -e GLOO_SOCKET_IFNAME -e NCCL_IB_HCA -e NCCL_IB_GID_INDEX \
+  -e NCCL_ALGO \
+  registry.example/dp:test \
+  python3 -m sglang.launch_server \
+  --model-path /models/DeepSeek-V4.1-Flash \
+  --host 0.0.0.0 --port 30000 \
+  --quantization fp8 \
+  --kv-cache-dtype fp8_e4m3 \
+  --context-length 32768 \
+  --mem-fraction-static 0.8

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# vLLM + Ray TP4 PP1 launch
+# Rendered by `fabric launch vllm` for topology star4 (intent 7659370ee1f8a5ac).
+# Node spark01 is rank 0 of 4; entry node spark01.
+# Do not edit: re-render after any change to the fabric, and re-validate first.
+set -euo pipefail
+# bootstrap/control on rail 0 (10.210.0.0/24); never the management route
+export NCCL_SOCKET_IFNAME==enp1s0f0np0
+# torch/gloo control on the same rail; a Spark has no eth0 and defaults pick Wi-Fi
+export GLOO_SOCKET_IFNAME=enp1s0f0np0
+# both twins of p0: one twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)
+export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
+# the RoCE v2 GID index that `fabric validate` found identical on every node
+export NCCL_IB_GID_INDEX=3
+# 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
+export NCCL_CROSS_NIC=0
+# the IP Ray registers for this node (--node-ip-address): otherwise vLLM takes the default-route address and Ray finds "no GPUs on the driver node"
+export VLLM_HOST_IP=10.210.0.1
+# Ray head on the entry node, then vLLM across the cluster, both in container
+# fabric-vllm-spark01 (registry.example/vllm:test): host network and IPC, every GPU, the RDMA
+# devices, /models/DeepSeek-V4.1-Flash read-only, and the variables above (-e).
+exec docker run -i --rm --name fabric-vllm-spark01 \
+  --label "fabric.launch.run-id=${FABRIC_LAUNCH_RUN_ID:-manual}" \
+  --network host --ipc host --gpus all \
+  --device /dev/infiniband --cap-add IPC_LOCK --cap-add SYS_NICE \
+  --ulimit memlock=-1 --ulimit stack=67108864 --shm-size 32g \
+  -v /models/DeepSeek-V4.1-Flash:/models/DeepSeek-V4.1-Flash:ro \
+  -e NCCL_SOCKET_IFNAME -e GLOO_SOCKET_IFNAME -e NCCL_IB_HCA -e NCCL_IB_GID_INDEX \
+  -e NCCL_CROSS_NIC -e VLLM_HOST_IP \
+  registry.example/vllm:test \
+  bash -s <<'ENGINE'
+set -euo pipefail
+ray start --head --node-ip-address=10.210.0.1 --port=6379
+python3 - <<'PY'
+import time, ray
+ray.init(address="auto")
+while len([n for n in ray.nodes() if n["Alive"]]) < 4:
+    time.sleep(2)
+PY
+exec vllm serve /models/DeepSeek-V4.1-Flash \
+  --tensor-parallel-size 4 \
+  --pipeline-parallel-size 1 \
+  --distributed-executor-backend ray \
+  --host 0.0.0.0 --port 30000 \
+  --quantization fp8 \
+  --kv-cache-dtype int8_per_token_head \
+  --max-model-len 32768 \
+  --gpu-memory-utilization=0.8
+ENGINE
