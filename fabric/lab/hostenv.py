@@ -84,8 +84,21 @@ if [ -f "$hostdir/traverse" ]; then
 fi
 # what the toolkit writes to /tmp and /var/tmp on a Spark (launch records, the rehearsal
 # script, probe scratch) stays in the host, never on the machine or in another host
+# (the toolkit's own trees that live under them, e.g. a checkout in /tmp, are kept visible)
+n=0
+if [ -f "$hostdir/keep-tmp" ]; then
+  while IFS= read -r d; do
+    n=$((n + 1)); mkdir -p "$hostdir/keep.$n"; mount --bind "$d" "$hostdir/keep.$n"
+  done < "$hostdir/keep-tmp"
+fi
 mount -t tmpfs -o mode=1777,size=256m fabric-tmp /tmp
 mount -t tmpfs -o mode=1777,size=256m fabric-var-tmp /var/tmp
+n=0
+if [ -f "$hostdir/keep-tmp" ]; then
+  while IFS= read -r d; do
+    n=$((n + 1)); mkdir -p "$d"; mount --bind "$hostdir/keep.$n" "$d"
+  done < "$hostdir/keep-tmp"
+fi
 cd "$labdir"
 mount -t tmpfs -o mode=755,size=64m fabric-run /run
 mkdir -p "$labdir" /run/sshd /run/lldpd /run/chrony
@@ -242,6 +255,7 @@ def start_holder(netns: str, host: str, labdir: Path, hostdir: Path) -> int:
     log = hostdir / "holder.log"
     closed = closed_ancestors(Path(sys.executable)) + closed_ancestors(Path(sys.prefix))
     (hostdir / "traverse").write_text("".join(f"{d}\n" for d in dict.fromkeys(closed)))
+    (hostdir / "keep-tmp").write_text("".join(f"{d}\n" for d in kept_under_tmp()))
     argv = ns.in_ns(netns, ["unshare", "--mount", "--uts", "--propagation", "private",
                             "sh", "-c", HOLDER_SCRIPT, "holder", host, str(labdir),
                             str(hostdir)])
@@ -249,6 +263,22 @@ def start_holder(netns: str, host: str, labdir: Path, hostdir: Path) -> int:
     ns.wait_until(f"{host}: private /etc and /run", ready.exists, timeout=15,
                   failed=lambda: ns.exited_with(pid, log))
     return pid
+
+
+def kept_under_tmp() -> list[str]:
+    """The toolkit's own trees (its checkout, venv, Python, lab tools) that sit under /tmp or
+    /var/tmp: the hosts' private /tmp and /var/tmp must still show them at the same path."""
+    trees = [Path(__file__).resolve().parents[2], Path(sys.prefix).resolve(),
+             Path(sys.executable).resolve().parent.parent]
+    if os.environ.get("FABRIC_LAB_CHRONY"):
+        trees.append(Path(os.environ["FABRIC_LAB_CHRONY"]).resolve())
+    out: list[str] = []
+    for tree in trees:
+        for top in ("/tmp", "/var/tmp"):
+            if tree.is_relative_to(top) and tree != Path(top) and tree.is_dir():
+                out.append(str(tree))
+    return [d for d in dict.fromkeys(out)
+            if not any(d != o and Path(d).is_relative_to(o) for o in out)]
 
 
 def closed_ancestors(path: Path) -> list[str]:
