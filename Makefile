@@ -7,7 +7,7 @@ APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping 
                 graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
-.PHONY: setup apt venv venv-test lab-tools demo test lint clean
+.PHONY: setup apt venv venv-test lab-tools demo test test-fast lint clean
 
 setup: apt venv lab-tools
 
@@ -57,6 +57,10 @@ demo: setup
 
 test: setup venv-test
 	$(PY) -m pytest -q
+
+# Everything but the lab twin (no root, no namespaces): a quick loop while editing.
+test-fast: apt venv-test
+	$(PY) -m pytest -q -m "not lab"
 
 lint: apt venv-test
 	$(VENV)/bin/ruff check fabric validators tests
