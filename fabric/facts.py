@@ -102,6 +102,8 @@ class QosFact:
     netdev: str
     trust: str | None  # "dscp" or "pcp"
     pfc_enabled: tuple[int, ...] = ()
+    #: (priority, its DSCP values) from `mlnx_qos -i` (empty: not collected)
+    dscp2prio: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -151,6 +153,38 @@ class BridgeFact:
 
 
 @dataclass(frozen=True)
+class SwitchQosPort:
+    """One switch port's QoS (/interface/ethernet/switch/qos/port) with its PFC profile's
+    traffic classes resolved."""
+
+    name: str
+    trust_l3: str | None  # ignore | trust | keep
+    pfc: str | None  # PFC profile name ("disabled": none)
+    pfc_classes: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class SwitchQosFact:
+    """The switch chip's QoS as the RouterOS menus report it (read where the topology is
+    lossless): offload, DSCP -> traffic class, queues with ECN or strict priority, lossless
+    traffic classes (7.23+), each port's trust and PFC, LLDP DCBX."""
+
+    offloaded: bool | None  # /interface/ethernet/switch qos-hw-offloading
+    dscp_classes: tuple[tuple[int, int], ...] = ()  # DSCP -> traffic class, mapped ones
+    ecn_classes: tuple[int, ...] = ()
+    strict_classes: tuple[int, ...] = ()
+    lossless_classes: tuple[int, ...] = ()
+    ports: dict[str, SwitchQosPort] = field(default_factory=dict)
+    lldp_dcbx: bool | None = None
+    error: str | None = None  # why the QoS menus could not be read (e.g. RouterOS < 7.15)
+
+    def traffic_class_of(self, dscp: int) -> int:
+        """The traffic class a trusted packet with `dscp` gets (unmapped: the default
+        profile's, 1: best effort)."""
+        return dict(self.dscp_classes).get(dscp, 1)
+
+
+@dataclass(frozen=True)
 class SwitchFacts:
     host: str
     identity: str
@@ -160,6 +194,7 @@ class SwitchFacts:
     bridges: tuple[BridgeFact, ...]
     neighbors: tuple[NeighborFact, ...]
     lldp_enabled: bool | None = None
+    qos: SwitchQosFact | None = None  # read only where the topology is lossless
 
 
 @dataclass(frozen=True)

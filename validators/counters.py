@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from fabric.facts import CounterSnapshot, CounterWindow, Facts, PortCounters
 from fabric.intent.model import Intent
+from fabric.intent.platforms import roce_qos
 from fabric.intent.profiles import CounterThresholds
 from fabric.probes.counters import ETHERNET, ETHTOOL, INTERFACE, IP, RDMA
 from fabric.report.model import Status
@@ -372,7 +373,8 @@ def check_retrans(intent: Intent, facts: Facts, out: Out) -> None:
 @check("counters.pause")
 def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges pause frames during the probes on priorities without PFC (link-level and
-    per-priority on twins, rx/tx-pause on lanes), against the profile's pause_max."""
+    per-priority on twins, rx/tx-pause on lanes without PFC), against the profile's
+    pause_max."""
     window = _window(facts, out)
     if window is None:
         return
@@ -387,6 +389,26 @@ def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
         judge(out, port, window, "pause frames",
               host_pause(qos.pfc_enabled if qos is not None else ()), limit,
               hint.format(port=port.label, link=port.link))
+    pfc = pfc_lanes(intent, facts)
     for port in ports.lanes():
+        if port.name in pfc:
+            out.skip(f"{port.label} on {port.link}: PFC on traffic class "
+                     f"{', '.join(map(str, pfc[port.name]))} (qos: lossless): pause frames on "
+                     "the lossless class are expected, and the lane's rx/tx-pause counters do "
+                     "not say which priority paused, so they are not judged as an alarm "
+                     "(qos.consistent judges the class)", host=port.host, link=port.link)
+            continue
         judge(out, port, window, "pause frames", LANE_PAUSE, limit,
               hint.format(port=port.label, link=port.link))
+
+
+def pfc_lanes(intent: Intent, facts: Facts) -> dict[str, tuple[int, ...]]:
+    """Lanes running PFC on a lossless topology -> their PFC traffic classes (from the switch
+    QoS facts; without them, every cabled lane with the recipe's priority)."""
+    if not intent.lossless or intent.switch is None:
+        return {}
+    q = facts.switch.qos if facts.switch is not None else None
+    if q is not None and q.error is None:
+        return {n: p.pfc_classes for n, p in q.ports.items() if p.pfc_classes}
+    prio = (roce_qos().priority,)
+    return {lp.name: prio for lp in intent.switch.lanes if lp.cabled_to}

@@ -64,6 +64,7 @@ def _build(ctx: _Ctx) -> Intent | None:
         ctx.err(("profile",), f"unknown link profile {spec.profile!r}; known: "
                 f"{', '.join(profile_names())}")
     model = _check_switch(ctx)
+    _check_qos(ctx)
     _check_hosts(ctx)
     _check_pools(ctx)
     _check_cabling(ctx, model)
@@ -85,7 +86,8 @@ def _build(ctx: _Ctx) -> Intent | None:
     kind = "star" if model else ("ring" if _is_ring(graph) else "mesh")
     return Intent(name=spec.name, description=spec.description, topology_file=ctx.doc.file,
                   mtu=spec.mtu, profile=get_profile(spec.profile), kind=kind,
-                  hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch, graph=graph)
+                  hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch, graph=graph,
+                  qos=spec.qos)
 
 
 def _is_ring(graph: nx.MultiGraph) -> bool:
@@ -122,6 +124,15 @@ def _check_switch(ctx: _Ctx) -> SwitchModel | None:
         ctx.err(("switch", "mtu"), f"switch mtu {sw.mtu} is below the fabric mtu "
                 f"{ctx.spec.mtu}: jumbo frames would vanish silently")
     return model
+
+
+def _check_qos(ctx: _Ctx) -> None:
+    """`qos: lossless` configures both ends of every cable, so it needs a switch: on a DAC
+    ring, PFC on the NICs alone would turn off the global pause that protects each cable."""
+    if ctx.spec.qos == "lossless" and ctx.spec.switch is None:
+        ctx.err(("qos",), "qos: lossless needs a switch (the lossless class is configured on "
+                "the switch and the Sparks together); on a DAC ring keep qos: lossy: PFC on "
+                "the NICs alone turns off the global pause that protects each cable")
 
 
 def _check_hosts(ctx: _Ctx) -> None:

@@ -150,6 +150,12 @@ class Intent:
     links: tuple[Link, ...]
     switch: SwitchPlan | None
     graph: nx.MultiGraph = field(compare=False, repr=False)
+    qos: str = "lossy"  # "lossy" | "lossless" (topology `qos:`)
+
+    @property
+    def lossless(self) -> bool:
+        """Whether the topology asks for lossless RoCE at both ends (switch and Sparks)."""
+        return self.qos == "lossless"
 
     @property
     def sparks(self) -> list[Host]:
@@ -182,8 +188,9 @@ class Intent:
                                         end.address, self.mtu, link.id, peer)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (used by `topo show --format json` and the intent hash)."""
-        return {
+        """A JSON-ready view (used by `topo show --format json` and the intent hash). `qos`
+        appears only when lossless, so a lossy topology keeps the hash it always had."""
+        out: dict[str, Any] = {
             "name": self.name,
             "kind": self.kind,
             "mtu": self.mtu,
@@ -207,6 +214,9 @@ class Intent:
                 "lanes": [asdict(lane) for lane in self.switch.lanes],
             },
         }
+        if self.lossless:
+            out["qos"] = self.qos
+        return out
 
     @property
     def intent_hash(self) -> str:

@@ -39,6 +39,9 @@ class SwitchModel:
     modes: dict[str, PortMode]
     fec_mode: str
     qos_min_version: str
+    qos_lossless_tc_version: str = "7.23"
+    qos_switch: str = "switch1"
+    qos_max_egress_gbps: int = 100
 
     def port_names(self) -> list[str]:
         return [self.port_name.format(port=p) for p in range(1, self.ports + 1)]
@@ -84,5 +87,42 @@ def switch_model(name: str) -> SwitchModel:
     return SwitchModel(name=name, modes=modes, **raw)
 
 
+@dataclass(frozen=True)
+class RoceQos:
+    """The lossless RoCE recipe both ends share (platforms.yaml `roce_qos`)."""
+
+    dscp: int
+    priority: int
+    cnp_dscp: int
+    cnp_traffic_class: int
+    profile: str
+    cnp_profile: str
+    pfc_profile: str
+    trust_l3: str
+    queues: dict[int, dict[str, str]]
+
+    @property
+    def pfc_bits(self) -> str:
+        """`mlnx_qos --pfc` for PFC on `priority` alone: 0,0,0,1,0,0,0,0."""
+        return ",".join("1" if p == self.priority else "0" for p in range(8))
+
+    @property
+    def traffic_class_byte(self) -> int:
+        """The IP ToS byte of RoCE data: DSCP in the upper six bits, ECT(0) below (106)."""
+        return self.dscp << 2 | 2
+
+
+@cache
+def roce_qos() -> RoceQos:
+    raw = dict(_raw()["roce_qos"])
+    queues = {int(tc): {str(k): str(v) for k, v in q.items()}
+              for tc, q in raw.pop("queues").items()}
+    return RoceQos(queues=queues, **raw)
+
+
+#: Top-level keys of platforms.yaml that are not switch models.
+_NOT_MODELS = ("spark", "roce_qos")
+
+
 def switch_models() -> list[str]:
-    return sorted(k for k in _raw() if k != "spark")
+    return sorted(k for k in _raw() if k not in _NOT_MODELS)

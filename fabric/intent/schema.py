@@ -61,6 +61,9 @@ class TopologySpec(_Strict):
     switch: SwitchSpec | None = None
     addressing: AddressingSpec
     links: list[LinkSpec]
+    #: `lossy`: the NICs' and the switch's defaults, left untouched (today's behaviour);
+    #: `lossless`: RoCE in its own class at both ends (switch QoS + Sparks' mlnx_qos, ECN).
+    qos: Literal["lossy", "lossless"] = "lossy"
 
 
 class TwinSpec(_Strict):

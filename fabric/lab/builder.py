@@ -271,6 +271,8 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
             hostenv.write_spark_files(d / "hosts" / p.name, user, script)
             if chrony is not None:
                 timesync.install_chronyc(d / "hosts" / p.name, chrony)
+            if intent.lossless:
+                hostenv.install_mlnx_qos(d / "hosts" / p.name)
     for h, p in hosts.items():
         hd = d / "hosts" / h
         is_switch = p.role == "switch"

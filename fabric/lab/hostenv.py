@@ -15,6 +15,9 @@ the generator only); `netplan` is the lab's wrapper (see fabric/lab/netplan_shim
 script stays reachable under /run. /var/lib/sudo, /tmp and /var/tmp are private too, so nothing
 a lab user does is written to the machine or seen by another host.
 
+A lab built from a lossless topology also gets the lab's `mlnx_qos` stand-in on each Spark's
+PATH (`install_mlnx_qos`, fabric/lab/mlnx_qos_shim.py).
+
 Each Spark runs `chronyd -x` (it never touches the clock the hosts share with the machine)
 against the lab's time server, and `chronyc` is on its PATH; see fabric/lab/timesync.py.
 """
@@ -27,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabric.lab import labfiles, names, netplan_shim, ns
+from fabric.lab import labfiles, mlnx_qos_shim, names, netplan_shim, ns
 
 #: PATH of a DGX OS (Ubuntu) login, from its /etc/environment (pam_env): sbin included.
 UBUNTU_PATH = ("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:"
@@ -37,6 +40,7 @@ LIB_NETPLAN = ("/usr/lib/netplan", "/lib/netplan")
 #: Supplementary groups of the Spark user (those the machine has).
 SPARK_GROUPS = ("adm", "sudo")
 SHIM = str(Path(netplan_shim.__file__).resolve())
+MLNX_QOS_SHIM = str(Path(mlnx_qos_shim.__file__).resolve())
 
 HOLDER_SCRIPT = r"""
 set -eu
@@ -202,6 +206,19 @@ def write_spark_files(hostdir: Path, user: SparkUser, script: Path) -> None:
     wrapper.chmod(0o755)
     (hostdir / "netplan-script").write_text(str(script))
     (hostdir / "netplan-real").write_text(real)
+
+
+def install_mlnx_qos(hostdir: Path) -> None:
+    """`mlnx_qos` for the host's PATH (the holder lays `local-bin` over /usr/local/bin): the
+    lab's stand-in, state per netdev in the host's private /run (fabric/lab/mlnx_qos_shim.py).
+    Installed where the topology is lossless; other labs keep a Spark without mlnx_qos."""
+    local = hostdir / "local-bin"
+    local.mkdir(mode=0o755, exist_ok=True)
+    tool = local / "mlnx_qos"
+    tool.write_text("#!/bin/sh\n# mlnx_qos in a fabric lab Spark: the lab's stand-in "
+                    "(fabric/lab/mlnx_qos_shim.py)\n"
+                    f"exec {sys.executable} -I {MLNX_QOS_SHIM} \"$@\"\n")
+    tool.chmod(0o755)
 
 
 def _with_member(text: str, user: str, column: int) -> str:

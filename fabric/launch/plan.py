@@ -12,6 +12,7 @@ import networkx as nx
 
 from fabric.errors import InputError
 from fabric.intent.model import Intent
+from fabric.intent.platforms import roce_qos
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,13 @@ def build_plan(intent: Intent, entry: str = "spark01", gid_index: int | None = N
         env.append(EnvVar("NCCL_CROSS_NIC", "0", f"{len(rails)} rails ({', '.join(rails)}): a "
                           "twin-A to twin-B queue pair cannot cross rails, so each NCCL channel "
                           "keeps to one rail"))
+    if intent.lossless:
+        r = roce_qos()
+        env.append(EnvVar("NCCL_IB_TC", str(r.traffic_class_byte), f"qos: lossless: RoCE "
+                          f"traffic class byte = DSCP {r.dscp} << 2 | ECT(0), so NCCL's queue "
+                          f"pairs land in the switch's and NICs' lossless class (PFC priority "
+                          f"{r.priority}, ECN); RDMA CM connections get the same ToS from "
+                          f"cma_roce_tos, set by `fabric push`"))
     if intent.kind == "ring" and len(order) >= 4:
         env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
                           "that connects non-adjacent ranks and fails"))

@@ -13,7 +13,7 @@ from nornir.core import Nornir
 from fabric.errors import InputError
 from fabric.push import backup, rollback
 from fabric.push.lock import host_locks
-from fabric.push.model import PushPlan
+from fabric.push.model import PushPlan, SparkPlan
 from fabric.push.probe import SparkSnapshot, SwitchSnapshot
 from fabric.push.render import NETPLAN_PATH
 from fabric.push.runner import push_session, run_task
@@ -148,10 +148,12 @@ def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         if sp.changes and not sp.refused:
             backup.save_spark(directory, sparks[host])
             hosts[host] = {"role": "spark", "touched": list(sp.touched),
-                           "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files]}
+                           "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files],
+                           "rdma": sorted(tos_devices(sp))}
     if plan.switch is not None and plan.switch.changes and switch is not None:
         got, errs = run_task(target, [plan.switch.host], backup_switch_config, 1,
-                             lambda _h: {"export": True}, nornir=nr)
+                             lambda _h: {"export": True, "qos": target.intent.lossless},
+                             nornir=nr)
         snap = got.get(plan.switch.host, switch)
         if errs:
             snap = SwitchSnapshot(switch.host, switch.rows, None,
@@ -160,12 +162,18 @@ def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
         backup.save_switch(directory, snap, target.credentials.scrub)
         lanes = [lp.name for lp in target.intent.switch.lanes] if target.intent.switch else []
         hosts[plan.switch.host] = {"role": "switch", "lanes": lanes,
-                                   "bridge": plan.switch.bridge}
+                                   "bridge": plan.switch.bridge,
+                                   "qos": target.intent.lossless}
     manifest: dict[str, object] = {"schema": "fabric.push-run/1", "run_id": run_id,
                                    "topology": plan.topology, "lab": target.lab,
                                    "started": _now(), "status": "applying", "hosts": hosts}
     backup.save_manifest(directory, manifest)
     return manifest
+
+
+def tos_devices(plan: SparkPlan) -> set[str]:
+    """RDMA devices whose RDMA CM ToS the plan sets (rollback puts theirs back)."""
+    return {c.split()[2] for c in plan.commands if c.startswith("cma_roce_tos -d ")}
 
 
 def _now() -> str:

@@ -7,10 +7,13 @@ from dataclasses import replace
 
 import yaml
 
-from fabric.errors import InputError
+from fabric.errors import InputError, ParseError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
-from fabric.push import render
+from fabric.intent.platforms import RoceQos, roce_qos, switch_model
+from fabric.parsers import parse
+from fabric.parsers.records import MlnxQos
+from fabric.push import qos, render
 from fabric.push.model import (
     ApiCall,
     Attr,
@@ -31,29 +34,35 @@ class PushRefused(InputError):
 def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
               switch: SwitchSnapshot | None, hosts: list[str], adopt: bool = False) -> PushPlan:
     """The plan for `hosts`: hosts without facts or snapshot land in `errors`. `adopt`: take
-    over other definitions of the twins (backed up, then removed) instead of refusing."""
+    over other definitions of the twins (backed up, then removed) instead of refusing.
+
+    Lossless (topology `qos: lossless`) is planned per cable, both ends or neither: a lane
+    gets the switch's port QoS only where its Spark is in this push and takes its half."""
     errors = dict(facts.errors)
     spark_plans: dict[str, SparkPlan] = {}
     switch_plan: SwitchPlanDiff | None = None
-    for host in (h for h in hosts if h not in errors):
-        if intent.switch is not None and host == intent.switch.host:
-            if facts.switch is None or switch is None:
-                errors[host] = "no switch facts"
-            else:
-                switch_plan = plan_switch(intent, facts.switch, switch)
-            continue
+    switch_host = intent.switch.host if intent.switch is not None else None
+    for host in (h for h in hosts if h not in errors and h != switch_host):
         sf, snap = facts.sparks.get(host), sparks.get(host)
         if sf is None or snap is None:
             errors[host] = "no facts"
         else:
-            spark_plans[host] = plan_spark(intent, sf, snap, adopt)
+            spark_plans[host] = plan_spark(intent, sf, snap, adopt,
+                                           switch_in_push=switch_host in hosts)
+    if switch_host in hosts and switch_host not in errors:
+        if facts.switch is None or switch is None:
+            errors[switch_host] = "no switch facts"
+        else:
+            ready = {h for h, p in spark_plans.items() if not p.refused}
+            switch_plan = plan_switch(intent, facts.switch, switch, qos_sparks=ready)
     return PushPlan(intent.name, spark_plans, switch_plan, errors)
 
 
 def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
-               adopt: bool = False) -> SparkPlan:
-    """File diffs (netplan, sysctl.d, adopted foreign definitions) plus the runtime commands
-    that make the twins match; `refused` says why the host must not be changed as it is."""
+               adopt: bool = False, switch_in_push: bool = True) -> SparkPlan:
+    """File diffs (netplan, sysctl.d, adopted foreign definitions, the lossless RoCE script and
+    udev rules) plus the runtime commands that make the twins match (lossless: mlnx_qos, RoCE
+    ECN, RDMA CM ToS too); `refused` says why the host must not be changed as it is."""
     host = facts.host
     wants = render.spark_wants(intent, host)
     files = tuple(file_change(host, path, snap.file(path), new)
@@ -71,11 +80,24 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
         adopted, blocked = adopt_foreign(host, snap, foreign, {w.netdev for w in wants}, adopt)
         files += adopted
         refusals += blocked
+    qos_cmds: dict[str, list[str]] = {}
+    if intent.lossless:
+        qos_cmds, qos_notes, qos_refusal_ = spark_qos(intent, facts, snap)
+        notes += qos_notes
+        refusals += [qos_refusal_] if qos_refusal_ else []
+        if not switch_in_push and intent.switch is not None:
+            notes.append(f"qos: lossless: {intent.switch.host} is not in this push; the lanes "
+                         f"of {host} must carry the lossless class too (push the switch)")
+    else:
+        left = [p for p in render.QOS_FILES if snap.file(p) is not None]
+        if left:
+            notes.append(f"qos: lossy, but {', '.join(left)} from a lossless push are still "
+                         "here: push leaves them; `fabric push rollback RUN_ID` of that push "
+                         "removes them")
     arp_done: set[str] = set()
     for want in wants:
         cmds = _netdev_commands(facts, want, notes)
-        if snap.has_mlnx_qos and "mlnx_qos" not in facts.missing:
-            cmds += _qos_commands(facts, want.netdev)
+        cmds += qos_cmds.get(want.netdev, [])
         if want.netdev in facts.netdevs:
             for dev in (want.netdev, snap.stacked_on(want.netdev)):
                 if dev is not None and dev not in arp_done:
@@ -87,8 +109,6 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
         if cmds:
             touched.append(want.netdev)
         commands += cmds
-    if not snap.has_mlnx_qos:
-        notes.append("mlnx_qos not found: RoCE QoS (DSCP trust, PFC) skipped")
     check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
     plan = SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
                      touched=tuple(touched), notes=tuple(notes), netplan=snap.has_netplan)
@@ -204,17 +224,75 @@ def _arp_command(snap: SparkSnapshot, netdev: str) -> list[str]:
                                      for k in wrong)]
 
 
-def _qos_commands(facts: SparkFacts, netdev: str) -> list[str]:
-    q = facts.qos.get(netdev)
-    pfc = (render.ROCE_PFC_PRIORITY,)
-    if q is not None and q.trust == render.ROCE_TRUST and tuple(q.pfc_enabled) == pfc:
-        return []
-    bits = ",".join("1" if p in pfc else "0" for p in range(8))
-    return [f"mlnx_qos -i {netdev} --trust {render.ROCE_TRUST} --pfc {bits}"]
+def spark_qos(intent: Intent, facts: SparkFacts, snap: SparkSnapshot
+              ) -> tuple[dict[str, list[str]], list[str], str | None]:
+    """The Spark's half of lossless RoCE: per twin the runtime commands that differ from the
+    host (mlnx_qos DSCP trust + PFC, RoCE ECN in sysfs, the RDMA CM ToS of its device), notes on
+    what the host does not have, and why the host cannot take it (no mlnx_qos)."""
+    host, r = facts.host, roce_qos()
+    if not snap.has_mlnx_qos:
+        return {}, [], (f"qos: lossless needs mlnx_qos (NVIDIA's mlnx-tools) on {host} to trust "
+                        "DSCP and run PFC on the twins, and it is not installed: its lane stays "
+                        "lossy too (both ends or neither). Install it, or set `qos: lossy`")
+    out: dict[str, list[str]] = {}
+    no_ecn: list[str] = []
+    no_rdma: list[str] = []
+    no_tool: list[str] = []
+    for plan in intent.interfaces(host):
+        dev = plan.netdev
+        if dev not in facts.netdevs:
+            continue
+        cmds = _mlnx_qos_commands(snap, dev, r)
+        ecn = snap.ecn.get(dev, {})
+        if not ecn:
+            no_ecn.append(dev)
+        cmds += [f"echo 1 > {qos.ecn_path(dev, point, r)}" for point in qos.ECN_POINTS
+                 if point in ecn and ecn[point] != "1"]
+        if plan.rdma not in snap.rdma_present:
+            no_rdma.append(plan.rdma)
+        elif not snap.has_cma_roce_tos:
+            no_tool.append(plan.rdma)
+        elif snap.roce_tos.get(plan.rdma) != str(r.traffic_class_byte):
+            cmds.append(qos.tos_command(plan.rdma))
+        out[dev] = cmds
+    notes = []
+    if no_ecn:
+        notes.append(f"RoCE ECN in sysfs ({qos.ecn_path('<twin>', 'np|rp', r)}) is absent on "
+                     f"{', '.join(no_ecn)} (not an mlx5 netdev): not set; the persisted "
+                     f"{render.QOS_SCRIPT_PATH} sets it where the driver has it")
+    if no_rdma:
+        notes.append(f"no RDMA device {', '.join(no_rdma)} here now: its RDMA CM ToS "
+                     f"(cma_roce_tos) is set by {render.QOS_SCRIPT_PATH} when it appears")
+    if no_tool:
+        notes.append(f"cma_roce_tos not found: the RDMA CM ToS of {', '.join(no_tool)} is not "
+                     f"set (NCCL uses NCCL_IB_TC={r.traffic_class_byte}, not RDMA CM)")
+    return out, notes, None
 
 
-def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> SwitchPlanDiff:
-    """API calls for the used lanes, the offloaded bridge and its ports, LLDP (and QoS)."""
+def _mlnx_qos_commands(snap: SparkSnapshot, netdev: str, r: RoceQos) -> list[str]:
+    """`mlnx_qos -i` where the twin's trust, PFC or DSCP map is not the recipe's."""
+    text = snap.qos.get(netdev)
+    try:
+        found = [x for x in parse("mlnx_qos", text) if isinstance(x, MlnxQos)] if text else []
+    except ParseError:
+        found = []
+    if not found:
+        return [qos.mlnx_qos_command(netdev)]
+    q = found[0]
+    dscp_map = {d: p for p, ds in q.dscp2prio for d in ds}
+    cmds = []
+    if q.trust != "dscp" or tuple(q.pfc_enabled) != (r.priority,):
+        cmds.append(qos.mlnx_qos_command(netdev))
+    if q.trust == "dscp" and dscp_map and dscp_map.get(r.dscp) != r.priority:
+        cmds.append(qos.dscp_map_command(netdev))  # shown only once DSCP is trusted
+    return cmds
+
+
+def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
+                qos_sparks: set[str] | None = None) -> SwitchPlanDiff:
+    """API calls for the used lanes, the offloaded bridge and its ports, LLDP, and (topology
+    `qos: lossless`) the switch's QoS, with port QoS on the lanes of `qos_sparks` (None: every
+    cabled lane)."""
     sw = intent.switch
     assert sw is not None
     calls: list[ApiCall] = []
@@ -235,17 +313,11 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot) -> Swi
         if want.cabled_to:
             calls += _port_calls(snap, sw.bridge, want.name)
     calls += _discovery_calls(snap)
-    notes = []
-    if render.qos_supported(intent, facts.version):
-        disc = snap.row("/ip/neighbor/discovery-settings") or {}
-        if disc.get("lldp-dcbx") != "true":
-            calls.append(ApiCall("/ip/neighbor/discovery-settings", "set", None,
-                                 (Attr("lldp-dcbx", disc.get("lldp-dcbx"), "yes"),)))
-        notes.append("QoS: lldp-dcbx managed; PFC/ECN profiles under "
-                     "/interface/ethernet/switch/qos are left to the operator")
+    notes: list[str] = []
+    if intent.lossless:
+        calls += _switch_qos(intent, facts, snap, qos_sparks, notes, refusals)
     else:
-        notes.append(f"QoS/PFC skipped: RouterOS {facts.version} is below "
-                     f"{_qos_min(intent)} (needs 7.15+, 7.17 recommended)")
+        notes.append("qos: lossy: the switch's QoS and LLDP DCBX are left as they are")
     return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
                           touched_lanes=tuple(touched), bridge=sw.bridge,
                           warnings=_bounce_warnings(intent, bounced), notes=tuple(notes),
@@ -293,11 +365,35 @@ def switch_refusals(host: str, bridge: str, snap: SwitchSnapshot,
     return [f"{host}: {r}" for r in out]
 
 
-def _qos_min(intent: Intent) -> str:
-    from fabric.intent.platforms import switch_model
-
-    assert intent.switch is not None
-    return switch_model(intent.switch.model).qos_min_version
+def _switch_qos(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
+                qos_sparks: set[str] | None, notes: list[str], refusals: list[str]
+                ) -> list[ApiCall]:
+    """The lossless profile's calls for the version the switch reports (a refusal below the
+    minimum, or when its QoS menus could not be read), port QoS only on ready lanes."""
+    sw = intent.switch
+    assert sw is not None
+    refusal = qos.qos_refusal(intent, facts.version)
+    if refusal is None and snap.qos_error is not None:
+        refusal = (f"qos: lossless: the QoS menus of {sw.host} could not be read "
+                   f"({snap.qos_error}); nothing is changed on any host")
+    if refusal is not None:
+        refusals.append(f"{sw.host}: {refusal}")
+        return []
+    cabled = {lp.name: lp.cabled_to for lp in sw.lanes if lp.cabled_to}
+    lanes = [n for n, h in cabled.items() if qos_sparks is None or h in qos_sparks]
+    left = sorted(f"{n} ({h})" for n, h in cabled.items() if n not in lanes)
+    tc = qos.at_least(facts.version, switch_model(sw.model).qos_lossless_tc_version)
+    notes.append(f"qos: lossless on RouterOS {facts.version}: "
+                 + ("QoS profiles with automap and the lossless traffic class (7.23+)" if tc
+                    else "QoS profile, DSCP map, port and PFC menus (7.15-7.22)"))
+    if left:
+        notes.append(f"qos: lossless: port QoS left as it is on {', '.join(left)}: its Spark "
+                     "is not part of this push or cannot take its half (both ends or neither)")
+    calls = qos.switch_qos_calls(intent, facts.version, snap.rows, lanes)
+    if any(c.path == qos.QUEUE for c in calls):
+        notes.append("changing tx-manager queues halts the switch's transmission while the "
+                     "change is offloaded: expect a brief loss on every port (MikroTik manual)")
+    return calls
 
 
 def _lane_value(facts: SwitchFacts, snap: SwitchSnapshot, lane: str, key: str) -> str | None:

@@ -64,8 +64,8 @@ class SparkPlan:
     """What `push` would change on one Spark."""
 
     host: str
-    files: tuple[FileChange, ...]  # netplan, sysctl.d (render.SPARK_FILES)
-    commands: tuple[str, ...]  # runtime `ip` / `sysctl` / `mlnx_qos` commands
+    files: tuple[FileChange, ...]  # netplan, sysctl.d, lossless QoS (render.SPARK_FILES)
+    commands: tuple[str, ...]  # runtime `ip` / `sysctl` (+ lossless: `mlnx_qos`, ECN, ToS)
     wants: tuple[NetdevWant, ...]
     touched: tuple[str, ...]  # netdevs the plan changes
     notes: tuple[str, ...] = ()

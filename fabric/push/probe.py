@@ -39,6 +39,12 @@ class SparkSnapshot:
     netplan_ro: dict[str, str] = field(default_factory=dict)  # /lib, /run netplan: path -> text
     nm_keyfiles: dict[str, str] = field(default_factory=dict)  # NM profiles naming a twin
     unreadable: list[str] = field(default_factory=list)  # files it could not read (no root)
+    #: netdev -> {"np": "0"|"1", "rp": ...}: RoCE ECN of the PFC priority in sysfs (a point
+    #: whose file does not exist is absent: not an mlx5 netdev)
+    ecn: dict[str, dict[str, str]] = field(default_factory=dict)
+    roce_tos: dict[str, str] = field(default_factory=dict)  # RDMA device -> cma_roce_tos
+    has_cma_roce_tos: bool = False
+    rdma_present: list[str] = field(default_factory=list)  # RDMA devices that exist now
 
     @property
     def can_write(self) -> bool:
@@ -93,6 +99,7 @@ class SwitchSnapshot:
     connected_interface: str | None = None  # the interface holding the address we came in on
     addresses: list[dict[str, str]] = field(default_factory=list)  # /ip/address rows
     session_address: str | None = None  # the switch address this API session is connected to
+    qos_error: str | None = None  # why the QoS menus could not be read (None: read, or not asked)
 
     def addresses_on(self, interface: str) -> list[str]:
         """The IP addresses (a.b.c.d/len) configured on `interface`."""

@@ -8,19 +8,24 @@ from functools import cache
 import jinja2
 
 from fabric.intent.model import Intent, LanePlan
-from fabric.intent.platforms import switch_model
+from fabric.intent.platforms import roce_qos, switch_model
 from fabric.push.model import NetdevWant
+from fabric.push.qos import ECN_POINTS, ecn_path, qos_refusal, qos_script
 
 NETPLAN_PATH = "/etc/netplan/40-fabric.yaml"
 #: The fabric twins' ARP policy, persisted (applied at boot by systemd-sysctl / udev).
 SYSCTL_PATH = "/etc/sysctl.d/40-fabric.conf"
-#: Every file push manages on a Spark, in the order it shows and writes them, with its mode.
-SPARK_FILES = {NETPLAN_PATH: "600", SYSCTL_PATH: "644"}
+#: Lossless RoCE on the twins (topology `qos: lossless`), persisted: the script sets DSCP
+#: trust, PFC, ECN and the RDMA CM ToS; udev runs it for each twin and RDMA device as it appears
+#: (at boot, where udev replays every device, and on cable hotplug).
+QOS_SCRIPT_PATH = "/etc/fabric/roce-qos.sh"
+QOS_RULES_PATH = "/etc/udev/rules.d/70-fabric-roce-qos.rules"
+QOS_FILES = {QOS_SCRIPT_PATH: "755", QOS_RULES_PATH: "644"}
+#: Every file push manages on a Spark, in the order it shows and writes them, with its mode
+#: (the QoS files only where the topology is lossless).
+SPARK_FILES = {NETPLAN_PATH: "600", SYSCTL_PATH: "644", **QOS_FILES}
 #: The managed files outside /etc/netplan (the snapshot reads every netplan file anyway).
 OTHER_FILES = tuple(p for p in SPARK_FILES if not p.startswith("/etc/netplan/"))
-#: RoCE lossless class on the Sparks (mlnx_qos): trust DSCP, PFC on this priority.
-ROCE_TRUST = "dscp"
-ROCE_PFC_PRIORITY = 3
 #: ARP on every netdev that carries a twin's frames: both twins of a port hear every broadcast
 #: on their cable, and by default each answers ARP for every local address ("ARP flux"), so a
 #: peer can cache the wrong twin's MAC and its replies miss the twin that asked. Answer only for
@@ -82,9 +87,32 @@ def render_sysctl(intent: Intent, host: str) -> str:
         path=SYSCTL_PATH, topology=intent.name, mgmt=mgmt, wants=wants, policy=ARP_POLICY)
 
 
+def render_qos_script(intent: Intent, host: str) -> str:
+    """The lossless RoCE script of `host` (its fabric twins and their RDMA devices)."""
+    r = roce_qos()
+    mgmt = intent.hosts[host].mgmt_interface or "enP7s7"
+    twins = [i for i in intent.interfaces(host) if i.netdev != mgmt]
+    return _env().get_template("roce-qos.sh.j2").render(
+        path=QOS_SCRIPT_PATH, rules=QOS_RULES_PATH, topology=intent.name, twins=twins, r=r,
+        ecn_sysfs=[ecn_path("$netdev", point, r) for point in ECN_POINTS])
+
+
+def render_qos_rules(intent: Intent, host: str) -> str:
+    """The udev rules that run the lossless RoCE script for each twin and RDMA device."""
+    mgmt = intent.hosts[host].mgmt_interface or "enP7s7"
+    twins = [i for i in intent.interfaces(host) if i.netdev != mgmt]
+    return _env().get_template("roce-qos.rules.j2").render(
+        path=QOS_RULES_PATH, script=QOS_SCRIPT_PATH, topology=intent.name,
+        netdevs="|".join(i.netdev for i in twins), rdma="|".join(i.rdma for i in twins))
+
+
 def render_spark_files(intent: Intent, host: str) -> dict[str, str]:
     """Path -> desired content of every file push manages on `host` (SPARK_FILES order)."""
-    return {NETPLAN_PATH: render_netplan(intent, host), SYSCTL_PATH: render_sysctl(intent, host)}
+    files = {NETPLAN_PATH: render_netplan(intent, host), SYSCTL_PATH: render_sysctl(intent, host)}
+    if intent.lossless:
+        files |= {QOS_SCRIPT_PATH: render_qos_script(intent, host),
+                  QOS_RULES_PATH: render_qos_rules(intent, host)}
+    return files
 
 
 @dataclass(frozen=True)
@@ -116,20 +144,16 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
 
 
-def qos_supported(intent: Intent, version: str) -> bool:
-    """Whether the switch's RouterOS version has the QoS/PFC menus (>= the model's minimum)."""
-    if intent.switch is None:
-        return False
-    minimum = switch_model(intent.switch.model).qos_min_version
-    return version_tuple(version) >= version_tuple(minimum)
-
-
 def render_routeros(intent: Intent, version: str) -> str:
     """The switch's desired state as a RouterOS script (for review and golden tests)."""
     sw = intent.switch
     if sw is None:
         return ""
+    refusal = qos_refusal(intent, version) if intent.lossless else None
+    lossless = intent.lossless and refusal is None
     return _env().get_template("routeros.rsc.j2").render(
         host=sw.host, model=sw.model, topology=intent.name, lanes=sw.lanes, mtu=sw.mtu,
-        l2mtu=sw.l2mtu, bridge=sw.bridge, qos=qos_supported(intent, version), version=version,
-        qos_min=switch_model(sw.model).qos_min_version)
+        l2mtu=sw.l2mtu, bridge=sw.bridge, qos=intent.qos, version=version, refusal=refusal,
+        qos_lines=qos_script(intent, version) if lossless else [],
+        lossless_tc=lossless and version_tuple(version) >= version_tuple(
+            switch_model(sw.model).qos_lossless_tc_version))

@@ -27,14 +27,16 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
         snaps = {h: backup.load_spark(directory, h) for h in sparks}
         got, errs = run_task(target, sparks, restore_spark_backup, workers, lambda h: {
             "backup": snaps[h], "netdevs": tuple(hosts[h].get("touched", ())),
-            "files": _files(hosts[h])}, nornir=nornir)
+            "files": _files(hosts[h]), "rdma": tuple(hosts[h].get("rdma", ()))},
+            nornir=nornir)
         done |= got
         errors |= errs
     if switches:
         ssnaps = {h: backup.load_switch(directory, h) for h in switches}
         got, errs = run_task(target, switches, restore_switch_backup, 1, lambda h: {
             "backup": ssnaps[h], "lanes": tuple(hosts[h].get("lanes", ())),
-            "bridge": hosts[h].get("bridge", "bridge")}, nornir=nornir)
+            "bridge": hosts[h].get("bridge", "bridge"), "qos": bool(hosts[h].get("qos"))},
+            nornir=nornir)
         done |= got
         errors |= errs
     return done, errors

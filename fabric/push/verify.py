@@ -33,12 +33,14 @@ def snapshots(target: Target, hosts: list[str], workers: int, nornir: Nornir | N
     switch = intent.switch.host if intent.switch else None
     sparks = [h for h in hosts if h != switch]
     qos = {h: tuple(w.netdev for w in _wants(target, h)) for h in sparks}
+    rdma = {h: tuple(i.rdma for i in intent.interfaces(h)) for h in sparks}
     got, errors = run_task(target, sparks, backup_spark_config, workers,
-                           lambda h: {"qos_netdevs": qos[h], "files": OTHER_FILES},
-                           nornir=nornir)
+                           lambda h: {"qos_netdevs": qos[h], "files": OTHER_FILES,
+                                      "rdma": rdma[h]}, nornir=nornir)
     snap: SwitchSnapshot | None = None
     if switch in hosts and switch is not None:
-        sw, sw_err = run_task(target, [switch], backup_switch_config, 1, nornir=nornir)
+        sw, sw_err = run_task(target, [switch], backup_switch_config, 1,
+                              lambda _h: {"qos": intent.lossless}, nornir=nornir)
         errors |= sw_err
         snap = sw.get(switch)
     return got, snap, errors

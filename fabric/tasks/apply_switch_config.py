@@ -9,7 +9,8 @@ from fabric.tasks.push_shell import ros_call, routeros
 
 
 def apply_switch_config(task: Task, plan: SwitchPlanDiff) -> Result:
-    """Lanes (speed, auto-negotiation, FEC, mtu, l2mtu), bridge + hw ports, LLDP, in order.
+    """Lanes (speed, auto-negotiation, FEC, mtu, l2mtu), bridge + hw ports, LLDP and, where
+    the topology is lossless, the switch QoS and LLDP DCBX, in the plan's order.
 
     Dry run: report the planned API calls, change nothing.
     """

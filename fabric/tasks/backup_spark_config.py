@@ -12,6 +12,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.intent.platforms import roce_qos
 from fabric.push.probe import PRIVILEGES, SparkSnapshot
 from fabric.tasks.push_shell import sh_ok
 
@@ -39,6 +40,7 @@ _SCRIPT = (
     'echo "@@SSH ${SSH_CONNECTION:-}"; '
     "echo \"@@TOOL netplan $(command -v netplan >/dev/null && echo yes || echo no)\"; "
     "echo \"@@TOOL mlnx_qos $(command -v mlnx_qos >/dev/null && echo yes || echo no)\"; "
+    "echo \"@@TOOL cma_roce_tos $(command -v cma_roce_tos >/dev/null && echo yes || echo no)\"; "
     "echo \"@@IP addr $(ip -j -d addr show)\"; "
     "echo \"@@IP link $(ip -j -d link show)\"; "
     "echo \"@@IP route $(ip -j route show table all)\"; "
@@ -66,6 +68,23 @@ def _qos_script(netdevs: tuple[str, ...]) -> str:
                    for n in netdevs)
 
 
+def _ecn_script(netdevs: tuple[str, ...]) -> str:
+    """RoCE ECN of the lossless priority per twin, `@@ECN netdev np rp` (`-`: no such file)."""
+    prio = roce_qos().priority
+    return "".join(
+        f"; e=/sys/class/net/{shlex.quote(n)}/ecn; echo \"@@ECN {n} "
+        f"$(cat $e/roce_np/enable/{prio} 2>/dev/null || echo -) "
+        f"$(cat $e/roce_rp/enable/{prio} 2>/dev/null || echo -)\"" for n in netdevs)
+
+
+def _tos_script(rdma: tuple[str, ...]) -> str:
+    """Each RDMA device that exists (`@@RDMA`) and its RDMA CM ToS (`@@TOS`, as root)."""
+    return "".join(
+        f"; if [ -e /sys/class/infiniband/{shlex.quote(d)} ]; then echo \"@@RDMA {d}\"; "
+        f"if command -v cma_roce_tos >/dev/null; then echo \"@@TOS {d} "
+        f"$(cma_roce_tos -d {shlex.quote(d)} 2>/dev/null | tail -n1)\"; fi; fi" for d in rdma)
+
+
 def _files_script(paths: tuple[str, ...]) -> str:
     """Each of `paths` that exists: its mode and content (base64), as `@@XFILE` lines."""
     return "".join(f"; f={shlex.quote(p)}; [ -f \"$f\" ] && echo \"@@XFILE $f "
@@ -73,13 +92,15 @@ def _files_script(paths: tuple[str, ...]) -> str:
 
 
 def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
-                        files: tuple[str, ...] = ()) -> Result:
+                        files: tuple[str, ...] = (), rdma: tuple[str, ...] = ()) -> Result:
     """Read (never change) what a push may touch on a Spark: who the login is and whether it
     can become root, every netplan file, NetworkManager profiles naming a twin, `files` (paths
-    outside /etc/netplan), `ip -j`, ARP sysctls, QoS. Result is a SparkSnapshot (a file it
-    lacks did not exist, unless listed in `unreadable`)."""
+    outside /etc/netplan), `ip -j`, ARP sysctls, QoS (mlnx_qos and RoCE ECN of the twins, the
+    RDMA CM ToS of the `rdma` devices). Result is a SparkSnapshot (a file it lacks did not
+    exist, unless listed in `unreadable`)."""
     root_reads = (_NETPLAN + _nm_script(qos_netdevs) + "true" + _files_script(files)
-                  + _qos_script(qos_netdevs) + "; true")
+                  + _qos_script(qos_netdevs) + _ecn_script(qos_netdevs) + _tos_script(rdma)
+                  + "; true")
     script = _WHO + f"R {shlex.quote(root_reads)}; " + _SCRIPT + "; true"
     out = sh_ok(task, script, timeout=60)
     netplan: dict[str, str] = {}
@@ -94,6 +115,9 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
     readonly: dict[str, str] = {}
     nm: dict[str, str] = {}
     unreadable: list[str] = []
+    ecn: dict[str, dict[str, str]] = {}
+    tos: dict[str, str] = {}
+    rdma_present: list[str] = []
     for line in out.splitlines():
         tag, _, rest = line.rstrip("\r").partition(" ")
         if tag == "@@WHO":
@@ -124,11 +148,22 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
         elif tag == "@@QOS":
             name, _, blob = rest.partition(" ")
             qos[name] = base64.b64decode(blob).decode()
+        elif tag == "@@ECN":
+            name, *points = rest.split()
+            ecn[name] = {p: v for p, v in zip(("np", "rp"), points, strict=False) if v != "-"}
+        elif tag == "@@RDMA":
+            rdma_present.append(rest.strip())
+        elif tag == "@@TOS":
+            name, _, value = rest.partition(" ")
+            if value.strip().isdigit():
+                tos[name] = value.strip()
     snap = SparkSnapshot(host=task.host.name, netplan=netplan, ip_addr=ipj["addr"],
                          ip_link=ipj["link"], ip_route=ipj["route"],
                          has_netplan=tools.get("netplan", False),
                          has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
                          qos=qos, arp=arp, files=other, modes=modes, user=who[0],
                          privilege=who[1] if who[1] in PRIVILEGES else "no-sudo",
-                         netplan_ro=readonly, nm_keyfiles=nm, unreadable=unreadable)
+                         netplan_ro=readonly, nm_keyfiles=nm, unreadable=unreadable, ecn=ecn,
+                         roce_tos=tos, has_cma_roce_tos=tools.get("cma_roce_tos", False),
+                         rdma_present=rdma_present)
     return Result(host=task.host, result=snap, changed=False)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from nornir.core.task import Result, Task
+from routeros_api.exceptions import RouterOsApiCommunicationError
 
 from fabric.push.probe import SWITCH_PATHS, SwitchSnapshot
+from fabric.push.qos import QOS_PATHS
 from fabric.tasks.push_shell import ros_rows, routeros
 
 
-def backup_switch_config(task: Task, export: bool = False) -> Result:
-    """Read (never change) the touched menus; with `export`, `/export terse` via Netmiko SSH."""
+def backup_switch_config(task: Task, export: bool = False, qos: bool = False) -> Result:
+    """Read (never change) the touched menus; with `qos` the switch QoS menus too (a RouterOS
+    without them is recorded in `qos_error`); with `export`, `/export terse` via Netmiko SSH."""
     api = routeros(task)
     rows = {path: ros_rows(api, path) for path in SWITCH_PATHS}
+    qos_error = None
+    if qos:
+        got, qos_error = read_qos_rows(api)
+        rows |= got
     addresses = ros_rows(api, "/ip/address")
     session = _session_address(task)
     connected = next((a.get("interface") for a in addresses
@@ -19,8 +28,22 @@ def backup_switch_config(task: Task, export: bool = False) -> Result:
     text, why = (_export(task) if export else (None, None))
     snap = SwitchSnapshot(host=task.host.name, rows=rows, export=text, export_error=why,
                           connected_interface=connected, addresses=addresses,
-                          session_address=session)
+                          session_address=session, qos_error=qos_error)
     return Result(host=task.host, result=snap, changed=False)
+
+
+def read_qos_rows(api: Any) -> tuple[dict[str, list[dict[str, str]]], str | None]:
+    """Rows of every QoS menu (QOS_PATHS); on the first menu RouterOS does not have, the rows
+    read so far and its error (e.g. `no such command prefix` below 7.15)."""
+    rows: dict[str, list[dict[str, str]]] = {}
+    for path in QOS_PATHS:
+        try:
+            rows[path] = ros_rows(api, path)
+        except RouterOsApiCommunicationError as exc:  # a trap: this RouterOS lacks the menu
+            message = exc.original_message
+            text = message.decode(errors="replace") if isinstance(message, bytes) else str(exc)
+            return rows, f"{path}: {text}"
+    return rows, None
 
 
 def _session_address(task: Task) -> str | None:

@@ -10,6 +10,7 @@ from nornir.core.task import Result, Task
 
 from fabric.push.netplan import NM_CONNECTIONS
 from fabric.push.probe import SparkSnapshot
+from fabric.push.qos import ecn_path
 from fabric.push.render import SPARK_FILES
 from fabric.tasks.apply_spark_config import NETPLAN_APPLY, NM_RELOAD
 from fabric.tasks.backup_spark_config import backup_spark_config
@@ -17,24 +18,27 @@ from fabric.tasks.push_shell import RemoteCommandFailed, sh_steps, write_command
 
 
 def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, ...],
-                         files: tuple[str, ...]) -> Result:
+                         files: tuple[str, ...], rdma: tuple[str, ...] = ()) -> Result:
     """Restore `files` (content and mode; one that did not exist is removed), regenerate and
     apply netplan from them (so no config of the failed push stays live under /run), then, for
-    `netdevs`, MTU, IPv4 addresses, ARP sysctls, admin state and QoS: ONE command, as root.
-    Then read the host back and compare it with the backup.
+    `netdevs`, MTU, IPv4 addresses, ARP sysctls, admin state and QoS (mlnx_qos trust and PFC,
+    RoCE ECN), and the RDMA CM ToS of `rdma`: ONE command, as root. Then read the host back
+    and compare it with the backup.
 
     Every step runs even if one fails (a rollback puts back all it can); then the task raises
     RemoteCommandFailed naming the failed steps, or what differs from the backup.
     """
-    labels, steps = restore_steps(backup, netdevs, files)
+    labels, steps = restore_steps(backup, netdevs, files, rdma)
     ran = sh_steps(task, steps, timeout=60 + 5 * len(steps), root=True)
     failed = [f"`{label}` exited {rc}: {out[-300:]}"
               for label, (rc, out) in zip(labels, ran, strict=False) if rc != 0]
     if len(ran) != len(steps):
         failed.append(f"only {len(ran)} of {len(steps)} restore steps reported back")
     if not failed:
+        qos = tuple(n for n in netdevs if n in backup.qos)
         after = backup_spark_config(task, files=tuple(p for p in files
-                                                      if not p.startswith("/etc/netplan/")))
+                                                      if not p.startswith("/etc/netplan/")),
+                                    qos_netdevs=qos)
         failed = restore_differences(backup, after.result, netdevs, files)
     if failed:
         raise RemoteCommandFailed(f"{task.host.name}: restore: {'; '.join(failed)}")
@@ -43,10 +47,15 @@ def restore_spark_backup(task: Task, backup: SparkSnapshot, netdevs: tuple[str, 
 
 def restore_differences(backup: SparkSnapshot, now: SparkSnapshot, netdevs: tuple[str, ...],
                         files: tuple[str, ...]) -> list[str]:
-    """What still differs from the backup after a restore: files, and each netdev's MTU,
-    IPv4 addresses and admin state."""
+    """What still differs from the backup after a restore: files, and each netdev's QoS
+    (trust, PFC), MTU, IPv4 addresses and admin state."""
     out = [f"{path} differs from its backup after the restore" for path in files
            if now.file(path) != backup.file(path)]
+    for name in (n for n in netdevs if n in backup.qos and n in now.qos):
+        qos_was, qos_is = _trust_pfc(backup.qos[name]), _trust_pfc(now.qos[name])
+        if qos_was != qos_is:
+            out.append(f"{name}: QoS (trust, PFC) {qos_is} after the restore, {qos_was} "
+                       "before the push")
     for name in netdevs:
         was, is_ = backup.netdev(name), now.netdev(name)
         if was is None:
@@ -71,11 +80,11 @@ def _up(link: dict[str, Any]) -> str:
     return "up" if "UP" in link.get("flags", []) else "down"
 
 
-def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[str, ...]
-                  ) -> tuple[list[str], list[str]]:
+def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[str, ...],
+                  rdma: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """(what each step does, the shell step): files first, then netplan regenerated and
     applied from them (where the host has netplan and a netplan file was restored), then each
-    netdev's state."""
+    netdev's state, then the RDMA CM ToS of `rdma`."""
     labels: list[str] = []
     steps: list[str] = []
     for path in files:
@@ -100,8 +109,14 @@ def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[
         cmds = [*restore_commands(link), *arp_restore(name, backup.arp.get(name, {}))]
         if name in backup.qos:
             cmds += _qos_restore(name, backup.qos[name])
+        cmds += [f"echo {value} > {ecn_path(name, point)}"
+                 for point, value in sorted(backup.ecn.get(name, {}).items())]
         labels += cmds
         steps += cmds
+    for dev in (d for d in rdma if d in backup.roce_tos):
+        cmd = f"cma_roce_tos -d {dev} -t {backup.roce_tos[dev]}"
+        labels.append(cmd)
+        steps.append(cmd)
     return labels, steps
 
 
@@ -125,6 +140,13 @@ def arp_restore(netdev: str, arp: dict[str, str]) -> list[str]:
         return []
     return ["sysctl -qw " + " ".join(f"net.ipv4.conf.{netdev}.{k}={v}"
                                      for k, v in sorted(arp.items()))]
+
+
+def _trust_pfc(text: str) -> tuple[str | None, str | None]:
+    trust = re.search(r"Priority trust state:\s*(\w+)", text)
+    enabled = re.search(r"^\s*enabled\s+([\d\s]+)$", text, re.MULTILINE)
+    return (trust.group(1) if trust else None,
+            ",".join(enabled.group(1).split()) if enabled else None)
 
 
 def _qos_restore(netdev: str, text: str) -> list[str]:

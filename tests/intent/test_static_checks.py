@@ -55,6 +55,10 @@ CASES = [
      "less than or equal to 9216"),
     ("speed-over-spark", "ring4", "b: spark02:p1, speed: 200G", "b: spark02:p1, speed: 400G",
      "400G", "links[0].speed", "exceeds what a Spark port carries"),
+    ("lossless-without-switch", "ring4", "mtu: 9000", "mtu: 9000\nqos: lossless", "qos:",
+     "qos", "qos: lossless needs a switch"),
+    ("unknown-qos", "star4", "mtu: 9000", "mtu: 9000\nqos: lossles", "qos:", "qos",
+     "'lossy' or 'lossless'"),
 ]
 
 
@@ -128,7 +132,7 @@ def test_yaml_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_unknown_topology_name(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["topo", "check", "nosuch"], capsys)
-    assert code == 2 and "known: ring4, star4, star8" in " ".join(err.split())
+    assert code == 2 and "known: ring4, star4, star4-lossless, star8" in " ".join(err.split())
 
 
 def test_no_traceback_from_the_real_entry_point(tmp_path: Path) -> None:
@@ -139,7 +143,7 @@ def test_no_traceback_from_the_real_entry_point(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and "spark33" in proc.stderr
 
 
-@pytest.mark.parametrize("name", ["ring4", "star4", "star8"])
+@pytest.mark.parametrize("name", ["ring4", "star4", "star4-lossless", "star8"])
 def test_shipped_topologies_pass(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["topo", "check", name], capsys)
     assert code == 0, err

@@ -44,7 +44,7 @@ def test_fresh_lab_needs_every_change() -> None:
     assert "/interface/bridge add name=bridge" in calls
     assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
             in calls)
-    assert plan.changes == 58
+    assert plan.changes == 57  # qos: lossy: no lldp-dcbx (it is on only when lossless)
 
 
 def test_configured_lab_needs_nothing() -> None:
@@ -115,14 +115,15 @@ def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
     assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 8
 
 
-def test_switch_qos_skipped_below_7_15() -> None:
+def test_lossy_leaves_switch_qos_and_dcbx_alone() -> None:
+    """qos: lossy (the default): no QoS and no lldp-dcbx on any RouterOS version."""
     facts, _, switch = recorded("fresh")
     assert facts.switch is not None
-    old = replace(facts.switch, version="7.12.1 (stable)")
-    plan = plan_switch(lab_intent(), old, switch)
-    assert not any("lldp-dcbx" in str(c) for c in plan.calls)
-    assert any("QoS/PFC skipped: RouterOS 7.12.1 (stable) is below 7.15" in n
-               for n in plan.notes)
+    for version in ("7.12.1 (stable)", "7.19.4 (stable)", "7.23 (stable)"):
+        plan = plan_switch(lab_intent(), replace(facts.switch, version=version), switch)
+        assert not any("lldp-dcbx" in str(c) or "/switch" in c.path for c in plan.calls)
+        assert plan.refused is None
+        assert "qos: lossy: the switch's QoS and LLDP DCBX are left as they are" in plan.notes
 
 
 def test_lldp_is_added_to_the_protocols_there() -> None:

@@ -16,7 +16,7 @@ from .device import Device
 from .errors import Trap
 from .export import export_terse, resource_text
 from .kernel import KernelError
-from .menus import MENUS
+from .menus import MENUS, available
 from .menus.base import Request, Row
 from .state import State
 
@@ -334,6 +334,8 @@ class Cli:
         return refs
 
     def run(self, cmd: Command) -> str:
+        if not available(MENUS[cmd.path], self.device.load().version):
+            raise CliError(f"bad command name {cmd.path.rsplit('/', 1)[-1]} (line 1 column 1)")
         if cmd.verb == "print":
             return self.print(cmd)
         args = dict(cmd.args)

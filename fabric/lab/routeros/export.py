@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import time
 
-from .platform import CRS804, version_tuple
-from .state import Bridge, BridgePort, Discovery, Ether, IpAddress, Lane, State
+from .platform import CRS804, QOS_LOSSLESS_SINCE, QOS_SINCE, version_tuple
+from .state import (
+    DEFAULT_TX_QUEUES,
+    Bridge,
+    BridgePort,
+    Discovery,
+    Ether,
+    IpAddress,
+    Lane,
+    QosPort,
+    QosSettings,
+    State,
+)
 
 DEFAULT_DISCOVERY = Discovery()
 
@@ -130,6 +141,7 @@ def export_terse(state: State, now: float | None = None) -> str:
             find = f"[ find default-name={ether.default_name} ]"
             lines.append(f"/interface ethernet set {find} {_pairs(changes)}")
     lines += [f"/interface bridge port add {_pairs(_port_args(p))}" for p in state.bridge_ports]
+    lines += qos_lines(state)
     lines += [f"/ip address add {_pairs(_address_args(a))}" for a in state.addresses]
     d = state.discovery
     disc: list[tuple[str, str]] = []
@@ -143,6 +155,67 @@ def export_terse(state: State, now: float | None = None) -> str:
         lines.append(f"/ip neighbor discovery-settings set {_pairs(disc)}")
     lines.append(f"/system identity set name={_quote(state.identity)}")
     return "\n".join(lines)
+
+
+def _qos_port_changes(port: QosPort, full: bool) -> list[tuple[str, str]]:
+    default = QosPort(id="", name=port.name)
+    out: list[tuple[str, str]] = []
+    for rate_queue, bps in sorted(port.egress_rate.items()):
+        out.append((f"egress-rate-queue{rate_queue}", str(bps)))
+    for key in ("map", "pfc", "profile", "trust_l2", "trust_l3", "tx_manager"):
+        if getattr(port, key) != getattr(default, key) and (full or key not in
+                                                               ("pfc", "tx_manager")):
+            out.append((key.replace("_", "-"), getattr(port, key)))
+    return out
+
+
+def qos_lines(state: State) -> list[str]:
+    """The switch chip and QoS configuration that differs from defaults (emulated state)."""
+    version = version_tuple(state.version)[:2]
+    full, lossless = version >= QOS_SINCE, version >= QOS_LOSSLESS_SINCE
+    lines: list[str] = []
+    sw = state.switch
+    chip: list[tuple[str, str]] = []
+    if sw.l3_hw_offloading:
+        chip.append(("l3-hw-offloading", "yes"))
+    if sw.qos_hw_offloading and full:
+        chip.append(("qos-hw-offloading", "yes"))
+    if chip:
+        lines.append(f"/interface ethernet switch set {sw.name} {_pairs(chip)}")
+    prefix = "/interface ethernet switch qos"
+    for p in (p for p in state.qos.profiles if not p.builtin):
+        args = [(k, str(v)) for k, v in (("dscp", p.dscp), ("pcp", p.pcp)) if v is not None]
+        if lossless and not p.automap:
+            args.append(("automap", "no"))
+        args += [("name", p.name), ("traffic-class", str(p.traffic_class))]
+        lines.append(f"{prefix} profile add {_pairs(args)}")
+    for m in state.qos.maps_ip:
+        args = [("dscp", m.dscp)] + ([("map", m.map)] if m.map else []) + [
+            ("profile", m.profile)] + ([("disabled", "yes")] if m.disabled else [])
+        lines.append(f"{prefix} map ip add {_pairs(args)}")
+    for pfc in (p for p in state.qos.pfc if not p.builtin):
+        lines.append(f"{prefix} priority-flow-control add {_pairs([('name', pfc.name), ('rx', _yn(pfc.rx)), ('traffic-class', pfc.traffic_class), ('tx', _yn(pfc.tx))])}")  # noqa: E501
+    for q in state.qos.tx_queues:
+        schedule, weight, shared = DEFAULT_TX_QUEUES[q.traffic_class]
+        args = [(k, v) for k, v, d in (
+            ("ecn", _yn(q.ecn), "no"), ("schedule", q.schedule, schedule),
+            ("use-shared-buffers", _yn(q.use_shared_buffers), _yn(shared)),
+            ("weight", str(q.weight), str(weight)), ("wred", _yn(q.wred), "no")) if v != d]
+        if args:
+            find = f"[ find tx-manager={q.tx_manager} traffic-class={q.traffic_class} ]"
+            lines.append(f"{prefix} tx-manager queue set {find} {_pairs(args)}")
+    for port in state.qos.ports:
+        changes = _qos_port_changes(port, full)
+        if changes:
+            lines.append(f"{prefix} port set {port.name} {_pairs(changes)}")
+    s, base = state.qos.settings, QosSettings()
+    changed = [(k.replace("_", "-"), getattr(s, k)) for k in
+               ("lossless_buffers", "lossless_traffic_class", "multicast_buffers",
+                "shared_buffers", "wred_threshold")
+               if getattr(s, k) != getattr(base, k) and (lossless or "lossless" not in k)]
+    if changed and full:
+        lines.append(f"{prefix} settings set {_pairs(changed)}")
+    return lines
 
 
 def resource_text(state: State) -> str:

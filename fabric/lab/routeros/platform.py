@@ -75,12 +75,25 @@ class Platform:
     ether_l2mtu: int = 1592
     ether_speed: str = "1G-baseT-full"
     ether_advertise: tuple[str, ...] = field(default=ETHER_LINK_MODES)
+    #: /interface/ethernet/switch `type` of the switch chip
+    switch_type: str = "Marvell-98DX7335"
+    #: the most a QoS queue shaper (egress-rate-queueN) takes on this chip (field report)
+    max_egress_rate_bps: int = 100 * 10**9
 
     def lane_mac(self, index: int) -> str:
         return f"{MOD_MAC_PREFIX}:{0x10:02X}:{index // 256:02X}:{index % 256:02X}"
 
 
 CRS804 = Platform()
+
+# RouterOS versions that brought the QoS menus of Marvell Prestera switch chips (MikroTik
+# manual "Quality of Service"): QoS marking (profiles, maps, port trust) in 7.10; enforcement,
+# PFC, ECN, WRED, shaping, QoS settings and `qos-hw-offloading` on every capable chip in 7.15;
+# lossless traffic classes (`lossless-traffic-class`, `lossless-buffers`) and profile
+# `automap` in 7.23.
+QOS_MARKING_SINCE = (7, 10)
+QOS_SINCE = (7, 15)
+QOS_LOSSLESS_SINCE = (7, 23)
 DEFAULT_VERSION = "7.19.4 (stable)"
 
 

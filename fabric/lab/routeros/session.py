@@ -14,7 +14,7 @@ from .codec import ConnectionClosed, ProtocolError, WordReader, encode_sentence
 from .device import Device
 from .errors import Fatal, Trap
 from .kernel import KernelError
-from .menus import MENUS
+from .menus import MENUS, available, directories
 from .menus.base import Reply, Request
 from .platform import version_tuple
 
@@ -24,15 +24,7 @@ LOGIN_FAILED = "invalid user name or password (6)"
 EMPTY_REPLY_SINCE = (7, 18)
 
 
-def _directories() -> set[str]:
-    dirs = {""}
-    for path in MENUS:
-        parts = path.split("/")
-        dirs.update("/".join(parts[:i]) for i in range(2, len(parts) + 1))
-    return dirs
-
-
-DIRECTORIES = _directories()
+DIRECTORIES = directories()
 
 
 @dataclass
@@ -134,10 +126,14 @@ class Session:
         if not s.command.startswith("/"):
             raise Trap("no such command")
         path, _, command = s.command.rpartition("/")
+        version = self.device.load().version
         menu = MENUS.get(path)
+        if menu is not None and not available(menu, version):
+            menu = None  # a menu this RouterOS version does not have yet
         if menu is None:
-            if path not in DIRECTORIES:
-                self.trap_missing_directory(path, s.tag)
+            dirs = directories(version)
+            if path not in dirs:
+                self.trap_missing_directory(path, s.tag, dirs)
             raise Trap("no such command")
         handler = menu.commands.get(command)
         if handler is None:
@@ -152,11 +148,12 @@ class Session:
         )
         return handler(self.device, request)
 
-    def trap_missing_directory(self, path: str, tag: str | None) -> None:
+    def trap_missing_directory(self, path: str, tag: str | None,
+                               dirs: set[str] = DIRECTORIES) -> None:
         """RouterOS names the first unknown directory, then says ``no such command prefix``."""
         parts = path.split("/")
         missing = next(
-            parts[i] for i in range(1, len(parts)) if "/".join(parts[: i + 1]) not in DIRECTORIES
+            parts[i] for i in range(1, len(parts)) if "/".join(parts[: i + 1]) not in dirs
         )
         self.send("!trap", {"message": f"no such command or directory ({missing})"}, tag)
         raise Trap("no such command prefix")

@@ -19,4 +19,5 @@ add bridge=bridge interface=qsfp56-dd-3-1 hw=yes
 add bridge=bridge interface=qsfp56-dd-4-1 hw=yes
 /ip neighbor discovery-settings
 # lldp is added to the protocols already enabled
-set protocol=lldp lldp-dcbx=yes
+set protocol=lldp
+# qos: lossy - the switch's QoS and LLDP DCBX are left as they are.

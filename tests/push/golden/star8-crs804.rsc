@@ -32,4 +32,4 @@ add bridge=bridge interface=qsfp56-dd-4-5 hw=yes
 /ip neighbor discovery-settings
 # lldp is added to the protocols already enabled
 set protocol=lldp
-# QoS/PFC skipped: RouterOS 7.12.1 (stable) is below 7.15.
+# qos: lossy - the switch's QoS and LLDP DCBX are left as they are.

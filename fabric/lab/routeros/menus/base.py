@@ -47,6 +47,8 @@ Handler = Callable[[Device, Request], Reply]
 class Menu:
     path: str
     commands: Mapping[str, Handler]
+    #: the RouterOS version (major, minor) that brought this menu; older ones lack it
+    since: tuple[int, ...] = ()
 
 
 def yes(value: bool) -> str:

@@ -1,0 +1,298 @@
+"""Lossless RoCE at both ends (topology `qos: lossless`): the CRS804's QoS as API calls, the
+Sparks' runtime QoS as commands, and the switch QoS read back as a fact.
+
+The recipe is data (platforms.yaml `roce_qos`): RoCE data is DSCP 26, trusted on the
+Spark-facing lanes, in the switch's traffic class 3 = the NICs' PFC priority 3, with ECN
+marking on that queue; CNPs (DSCP 48) get a strict class. The switch side follows MikroTik's
+manual "Quality of Service" (Marvell Prestera) for the version the switch reports:
+
+- below 7.15: refused (no PFC/ECN menus);
+- 7.15 to 7.22: `qos/profile`, `qos/map/ip` (DSCP -> profile), `qos/tx-manager/queue`,
+  `qos/priority-flow-control`, `qos/port` (trust-l3, pfc, egress-rate-queue3);
+- 7.23 and later: the same profiles with `automap` (no map rows) and the lossless traffic class
+  in `qos/settings` (`lossless-traffic-class`);
+
+then `qos-hw-offloading=yes` on the switch chip and `lldp-dcbx=yes` in neighbor discovery.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from fabric.facts import SwitchQosFact, SwitchQosPort
+from fabric.intent.model import Intent
+from fabric.intent.platforms import RoceQos, SwitchModel, roce_qos, switch_model
+from fabric.push.model import ApiCall, Attr
+
+SWITCH = "/interface/ethernet/switch"
+QOS = f"{SWITCH}/qos"
+PROFILE, MAP_IP, QUEUE = f"{QOS}/profile", f"{QOS}/map/ip", f"{QOS}/tx-manager/queue"
+PFC, PORT, SETTINGS = f"{QOS}/priority-flow-control", f"{QOS}/port", f"{QOS}/settings"
+DISCOVERY = "/ip/neighbor/discovery-settings"
+#: Every RouterOS menu the lossless profile reads and may change (snapshotted before a push).
+QOS_PATHS = (SWITCH, PROFILE, MAP_IP, QUEUE, PFC, PORT, SETTINGS)
+#: Where the recipe's ECN for RoCE lives on a ConnectX netdev (notification / reaction point).
+ECN_SYSFS = "/sys/class/net/{netdev}/ecn/roce_{point}/enable/{priority}"
+ECN_POINTS = ("np", "rp")
+
+_RATE = re.compile(r"^(\d+(?:\.\d+)?)([kKMG]?)(?:bps)?$")
+_UNITS = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'7.19.4 (stable)' -> (7, 19, 4); unknown parts are 0."""
+    head = version.split()[0] if version.split() else "0"
+    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
+
+
+def at_least(version: str, minimum: str) -> bool:
+    return version_tuple(version) >= version_tuple(minimum)
+
+
+def rate_bps(text: str | None) -> int | None:
+    """A RouterOS bit rate (`100G`, `10.0Gbps`, `0`) in bit/s; None when unset or unreadable."""
+    m = _RATE.match((text or "").strip())
+    return int(float(m.group(1)) * _UNITS[m.group(2)]) if m else None
+
+
+def yes_no(value: str | None) -> str | None:
+    """API booleans (`true`/`false`) as the values push writes (`yes`/`no`)."""
+    return {"true": "yes", "false": "no"}.get(value or "", value)
+
+
+def _truthy(value: str | None) -> bool | None:
+    return None if value is None else value.strip().lower() in ("true", "yes")
+
+
+def egress_rate(model: SwitchModel, gbps: int) -> str:
+    """`egress-rate-queueN` of a lane: its line rate (PFC receive needs a rate to time pauses),
+    0 (no shaping) where the line rate is above what the chip's queue shaper takes."""
+    return "0" if gbps > model.qos_max_egress_gbps else f"{gbps}G"
+
+
+def qos_refusal(intent: Intent, version: str) -> str | None:
+    """Why the switch cannot carry the lossless profile (None: it can)."""
+    sw = intent.switch
+    assert sw is not None
+    minimum = switch_model(sw.model).qos_min_version
+    if at_least(version, minimum):
+        return None
+    return (f"qos: lossless needs RouterOS {minimum} or newer on {sw.host} (the QoS, PFC and "
+            f"ECN menus of its switch chip; 7.17 recommended) and it reports {version or '?'}: "
+            "upgrade RouterOS, or set `qos: lossy` in the topology. Nothing is changed on any "
+            "host: half a lossless configuration is worse than none")
+
+
+class _Rows:
+    """The snapshot's rows of the QoS menus (absent menu: no rows)."""
+
+    def __init__(self, rows: Mapping[str, list[dict[str, str]]]) -> None:
+        self.rows = rows
+
+    def find(self, path: str, **match: str) -> dict[str, str] | None:
+        return next((r for r in self.rows.get(path, [])
+                     if all(r.get(k) == v for k, v in match.items())), None)
+
+
+def _id(row: Mapping[str, str]) -> str | None:
+    return row.get("id") or row.get(".id")
+
+
+def _set_or_add(rows: _Rows, path: str, key: dict[str, str], want: dict[str, str]
+                ) -> list[ApiCall]:
+    """`add` the item `key` + `want` where no item matches `key`, else `set` what differs."""
+    row = rows.find(path, **key)
+    if row is None:
+        return [ApiCall(path, "add", None, tuple(Attr(k, None, v)
+                                                 for k, v in {**key, **want}.items()))]
+    attrs = tuple(Attr(k, yes_no(row.get(k)), v) for k, v in want.items()
+                  if _differs(row.get(k), v))
+    return [ApiCall(path, "set", _id(row) or key.get("name"), attrs)] if attrs else []
+
+
+def _differs(have: str | None, want: str) -> bool:
+    """True when `have` differs from `want` (booleans and rates compared by meaning)."""
+    if yes_no(have) == want:
+        return False
+    if want[:1].isdigit() and rate_bps(have) is not None:
+        return rate_bps(have) != rate_bps(want)
+    return True
+
+
+def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[str, str]]],
+                     lanes: Iterable[str]) -> list[ApiCall]:
+    """The API calls that give the switch the lossless profile for the RouterOS `version`,
+    with port QoS on `lanes` (the Spark-facing lanes whose Spark takes its half too)."""
+    sw = intent.switch
+    assert sw is not None
+    model, r = switch_model(sw.model), roce_qos()
+    have = _Rows(rows)
+    lossless_tc = at_least(version, model.qos_lossless_tc_version)
+    auto = {"automap": "yes"} if lossless_tc else {}
+    calls: list[ApiCall] = []
+    for name, dscp, tc in ((r.profile, r.dscp, r.priority),
+                           (r.cnp_profile, r.cnp_dscp, r.cnp_traffic_class)):
+        calls += _set_or_add(have, PROFILE, {"name": name},
+                             {"dscp": str(dscp), "traffic-class": str(tc), **auto})
+    if not lossless_tc:  # 7.23+ maps trusted DSCPs to profiles by itself (automap)
+        for name, dscp in ((r.profile, r.dscp), (r.cnp_profile, r.cnp_dscp)):
+            calls += _map_call(have, name, dscp)
+    for tc, attrs in sorted(r.queues.items()):
+        row = have.find(QUEUE, **{"tx-manager": "default", "traffic-class": str(tc)})
+        if row is not None:
+            changed = tuple(Attr(k, yes_no(row.get(k)), v) for k, v in attrs.items()
+                            if _differs(row.get(k), v))
+            if changed:
+                calls.append(ApiCall(QUEUE, "set", _id(row), changed))
+    calls += _set_or_add(have, PFC, {"name": r.pfc_profile},
+                         {"traffic-class": str(r.priority), "rx": "yes", "tx": "yes"})
+    gbps = {lp.name: lp.gbps for lp in sw.lanes}
+    for lane in sorted(set(lanes)):
+        row = have.find(PORT, name=lane) or {"name": lane}
+        want = {"trust-l3": r.trust_l3, "pfc": r.pfc_profile,
+                f"egress-rate-queue{r.priority}": egress_rate(model, gbps.get(lane, 0))}
+        port = tuple(Attr(k, row.get(k), v) for k, v in want.items() if _differs(row.get(k), v))
+        if port:
+            calls.append(ApiCall(PORT, "set", lane, port))
+    if lossless_tc:
+        settings = have.find(SETTINGS) or {}
+        if _classes(settings.get("lossless-traffic-class")) != (r.priority,):
+            calls.append(ApiCall(SETTINGS, "set", None, (Attr(
+                "lossless-traffic-class", settings.get("lossless-traffic-class"),
+                str(r.priority)),)))
+    chip = have.find(SWITCH, name=model.qos_switch) or {}
+    if yes_no(chip.get("qos-hw-offloading")) != "yes":
+        calls.append(ApiCall(SWITCH, "set", model.qos_switch, (Attr(
+            "qos-hw-offloading", yes_no(chip.get("qos-hw-offloading")), "yes"),)))
+    disc = have.find(DISCOVERY) or {}
+    if yes_no(disc.get("lldp-dcbx")) != "yes":
+        calls.append(ApiCall(DISCOVERY, "set", None,
+                             (Attr("lldp-dcbx", yes_no(disc.get("lldp-dcbx")), "yes"),)))
+    return calls
+
+
+def qos_script(intent: Intent, version: str) -> list[str]:
+    """The lossless profile as RouterOS console lines (desired state, for review and golden
+    files): what `switch_qos_calls` converges any switch to."""
+    sw = intent.switch
+    assert sw is not None
+    model, r = switch_model(sw.model), roce_qos()
+    lossless_tc = at_least(version, model.qos_lossless_tc_version)
+    auto = " automap=yes" if lossless_tc else ""
+    lines = [f"{PROFILE} add name={r.profile} dscp={r.dscp} traffic-class={r.priority}{auto}",
+             f"{PROFILE} add name={r.cnp_profile} dscp={r.cnp_dscp} "
+             f"traffic-class={r.cnp_traffic_class}{auto}"]
+    if not lossless_tc:
+        lines += [f"{MAP_IP} add dscp={r.dscp} profile={r.profile}",
+                  f"{MAP_IP} add dscp={r.cnp_dscp} profile={r.cnp_profile}"]
+    for tc, attrs in sorted(r.queues.items()):
+        words = " ".join(f"{k}={v}" for k, v in attrs.items())
+        lines.append(f"{QUEUE} set [ find tx-manager=default traffic-class={tc} ] {words}")
+    lines.append(f"{PFC} add name={r.pfc_profile} traffic-class={r.priority} rx=yes tx=yes")
+    for lane in (lp for lp in sw.lanes if lp.cabled_to):
+        lines.append(f"{PORT} set {lane.name} trust-l3={r.trust_l3} pfc={r.pfc_profile} "
+                     f"egress-rate-queue{r.priority}={egress_rate(model, lane.gbps)}")
+    if lossless_tc:
+        lines.append(f"{SETTINGS} set lossless-traffic-class={r.priority}")
+    lines.append(f"{SWITCH} set {model.qos_switch} qos-hw-offloading=yes")
+    lines.append(f"{DISCOVERY} set lldp-dcbx=yes")
+    return lines
+
+
+def _map_call(have: _Rows, profile: str, dscp: int) -> list[ApiCall]:
+    """A DSCP -> profile row in the default map, unless one already maps `dscp` there; a row
+    that maps exactly `dscp` elsewhere is pointed at `profile` instead of shadowed."""
+    rows = [r for r in have.rows.get(MAP_IP, []) if not r.get("map") or r["map"] == "default"]
+    if any(r.get("profile") == profile and dscp in dscp_values(r.get("dscp", ""))
+           and yes_no(r.get("disabled")) != "yes" for r in rows):
+        return []
+    exact = next((r for r in rows if r.get("dscp") == str(dscp)), None)
+    if exact is not None:
+        return [ApiCall(MAP_IP, "set", _id(exact), (Attr("profile", exact.get("profile"),
+                                                         profile),))]
+    return [ApiCall(MAP_IP, "add", None, (Attr("dscp", None, str(dscp)),
+                                          Attr("profile", None, profile)))]
+
+
+def dscp_values(text: str) -> list[int]:
+    """`1,3-4` -> [1, 3, 4] (unreadable parts are skipped)."""
+    out: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if low.isdigit() and (not high or high.isdigit()):
+            out += list(range(int(low), int(high or low) + 1))
+    return out
+
+
+def _classes(text: str | None) -> tuple[int, ...]:
+    return tuple(sorted({int(p) for p in (text or "").split(",") if p.strip().isdigit()}))
+
+
+def switch_qos_fact(rows: Mapping[str, list[dict[str, str]]], version: str,
+                    discovery: Mapping[str, str] | None = None,
+                    error: str | None = None) -> SwitchQosFact:
+    """The switch's QoS from its menu rows: what a trusted DSCP maps to (default map rows,
+    7.23+ automap profiles), queues with ECN / strict priority, lossless classes, and each
+    port's trust and PFC traffic classes."""
+    if error is not None:
+        return SwitchQosFact(offloaded=None, error=error)
+    have = _Rows(rows)
+    chip = next(iter(rows.get(SWITCH, [])), {})
+    profiles = {r.get("name", ""): r for r in rows.get(PROFILE, [])}
+    tc_of = {name: int(r["traffic-class"]) for name, r in profiles.items()
+             if r.get("traffic-class", "").isdigit()}
+    dscp: dict[int, int] = {}
+    automap = [r for r in profiles.values() if _truthy(r.get("automap")) and r.get("dscp")]
+    for r in automap:
+        if r["dscp"].isdigit() and r.get("name") in tc_of:
+            dscp[int(r["dscp"])] = tc_of[r["name"]]
+    for m in rows.get(MAP_IP, []):  # explicit rows of the default map win over automap
+        if (m.get("map") or "default") != "default" or _truthy(m.get("disabled")):
+            continue
+        if m.get("profile") in tc_of:
+            for d in dscp_values(m.get("dscp", "")):
+                dscp[d] = tc_of[m["profile"]]
+    queues = [q for q in rows.get(QUEUE, []) if q.get("tx-manager", "default") == "default"]
+    pfc = {p.get("name", ""): _classes(p.get("traffic-class")) for p in rows.get(PFC, [])}
+    ports = {p["name"]: SwitchQosPort(p["name"], p.get("trust-l3"), p.get("pfc"),
+                                      pfc.get(p.get("pfc") or "", ()))
+             for p in rows.get(PORT, []) if p.get("name")}
+    settings = have.find(SETTINGS) or {}
+    disc = discovery or {}
+    return SwitchQosFact(
+        offloaded=_truthy(chip.get("qos-hw-offloading")),
+        dscp_classes=tuple(sorted(dscp.items())),
+        ecn_classes=tuple(sorted(int(q["traffic-class"]) for q in queues
+                                 if _truthy(q.get("ecn")) and _tc(q))),
+        strict_classes=tuple(sorted(int(q["traffic-class"]) for q in queues
+                                    if q.get("schedule") == "strict-priority" and _tc(q))),
+        lossless_classes=_classes(settings.get("lossless-traffic-class")),
+        ports=ports, lldp_dcbx=_truthy(disc.get("lldp-dcbx")))
+
+
+def _tc(row: Mapping[str, str]) -> bool:
+    return row.get("traffic-class", "").isdigit()
+
+
+# --- the Sparks -----------------------------------------------------------------------------
+
+
+def ecn_path(netdev: str, point: str, r: RoceQos | None = None) -> str:
+    return ECN_SYSFS.format(netdev=netdev, point=point, priority=(r or roce_qos()).priority)
+
+
+def mlnx_qos_command(netdev: str) -> str:
+    """`mlnx_qos -i NETDEV --trust dscp --pfc 0,0,0,1,0,0,0,0`."""
+    return f"mlnx_qos -i {netdev} --trust dscp --pfc {roce_qos().pfc_bits}"
+
+
+def dscp_map_command(netdev: str) -> str:
+    """`mlnx_qos -i NETDEV --dscp2prio set,26,3` (mlnx_qos refuses it together with --trust)."""
+    r = roce_qos()
+    return f"mlnx_qos -i {netdev} --dscp2prio set,{r.dscp},{r.priority}"
+
+
+def tos_command(rdma: str) -> str:
+    """`cma_roce_tos -d RDMA -t 106`: RDMA CM connections of that device get the RoCE class."""
+    return f"cma_roce_tos -d {rdma} -t {roce_qos().traffic_class_byte}"

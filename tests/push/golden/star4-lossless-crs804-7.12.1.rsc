@@ -1,0 +1,23 @@
+# crs804 (crs804-4ddq-hrm) - desired state from topology star4-lossless, rendered by `fabric push`.
+# Only the lanes below are managed; every other lane is left alone.
+/interface ethernet
+# qsfp56-dd-1-1: qsfp56-dd-1 in mode 1x200G, cabled to spark01
+set [ find default-name=qsfp56-dd-1-1 ] auto-negotiation=no speed=200G-baseCR4 fec-mode=fec91 mtu=9000 l2mtu=9216
+# qsfp56-dd-2-1: qsfp56-dd-2 in mode 1x200G, cabled to spark02
+set [ find default-name=qsfp56-dd-2-1 ] auto-negotiation=no speed=200G-baseCR4 fec-mode=fec91 mtu=9000 l2mtu=9216
+# qsfp56-dd-3-1: qsfp56-dd-3 in mode 1x200G, cabled to spark03
+set [ find default-name=qsfp56-dd-3-1 ] auto-negotiation=no speed=200G-baseCR4 fec-mode=fec91 mtu=9000 l2mtu=9216
+# qsfp56-dd-4-1: qsfp56-dd-4 in mode 1x200G, cabled to spark04
+set [ find default-name=qsfp56-dd-4-1 ] auto-negotiation=no speed=200G-baseCR4 fec-mode=fec91 mtu=9000 l2mtu=9216
+/interface bridge
+# created only if absent: the one hardware-offloaded bridge
+add name=bridge
+/interface bridge port
+add bridge=bridge interface=qsfp56-dd-1-1 hw=yes
+add bridge=bridge interface=qsfp56-dd-2-1 hw=yes
+add bridge=bridge interface=qsfp56-dd-3-1 hw=yes
+add bridge=bridge interface=qsfp56-dd-4-1 hw=yes
+/ip neighbor discovery-settings
+# lldp is added to the protocols already enabled
+set protocol=lldp
+# REFUSED: qos: lossless needs RouterOS 7.15 or newer on crs804 (the QoS, PFC and ECN menus of its switch chip; 7.17 recommended) and it reports 7.12.1 (stable): upgrade RouterOS, or set `qos: lossy` in the topology. Nothing is changed on any host: half a lossless configuration is worse than none
