@@ -349,6 +349,7 @@ def _autoneg(ctx: _Ctx, target: str) -> Fault:
             raise ns.LabError(f"{lane} already auto-negotiates (a fresh switch); configure it "
                               "first (fabric push --lab ... --apply)")
         res.set(id=row["id"], **{"auto-negotiation": "yes"})
+        _trained(res, lane)
     finally:
         api.disconnect()
     return Fault("autoneg", target, f"{lane} auto-negotiation=yes (was speed={row.get('speed')})",
@@ -364,8 +365,23 @@ def _undo_autoneg(ctx: _Ctx, u: dict[str, Any]) -> None:
         if u["speed"]:
             values["speed"] = u["speed"]
         res.set(id=row["id"], **values)
+        _trained(res, u["lane"])
     finally:
         api.disconnect()
+
+
+#: The longest a lane may train before a fault (or its heal) is given up on.
+TRAINING_CEILING_S = 60.0
+
+
+def _trained(res: Any, lane: str) -> None:
+    """Wait until `lane` is `link-ok` again after a change of its link settings (the switch
+    holds it at no-link while the PHY trains), so what follows sees the fault, not training."""
+    def ok() -> bool:
+        rows = res.call("monitor", {"numbers": lane, "once": ""})
+        return bool(rows) and str(dict(rows[0]).get("status")) == "link-ok"
+
+    ns.wait_until(f"{lane}: link-ok after training", ok, timeout=TRAINING_CEILING_S)
 
 
 def _api(ctx: _Ctx) -> Any:
