@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 from ..backend import KernelCounters
 from ..counters import ethernet_counters, interface_counters, never_used
@@ -218,50 +220,42 @@ def ethernet_print(dev: Device, req: Request) -> Reply:
     return print_reply(rows, req)
 
 
+_Port = TypeVar("_Port", Lane, Ether)
+
+
 def _changed_lane(dev: Device, lane: Lane, args: dict[str, str]) -> Lane:
     """Validated copy of ``lane`` with ``args`` applied (nothing touched yet)."""
+    return _changed(dev, lane, args, LINK_MODES, fec=True)
+
+
+def _changed_ether(dev: Device, ether: Ether, args: dict[str, str]) -> Ether:
+    """The same for the RJ45 port: its own link modes, and no FEC (a copper port has none)."""
+    return _changed(dev, ether, args, ETHER_LINK_MODES, fec=False)
+
+
+def _changed(dev: Device, port: _Port, args: dict[str, str], modes: Iterable[str],
+             fec: bool) -> _Port:
     p = dev.platform
-    new = replace(lane, advertise=list(lane.advertise))
+    new = replace(port, advertise=list(port.advertise))
     for key, text in args.items():
         if key == "mtu":
             new.mtu = parse_int("mtu", text, p.min_mtu, p.max_l2mtu)
         elif key == "l2mtu":
             new.l2mtu = parse_int("l2mtu", text, 0, p.max_l2mtu)
         elif key == "speed":
-            new.speed = parse_choice("speed", text, LINK_MODES)
+            new.speed = parse_choice("speed", text, modes)
         elif key == "auto-negotiation":
             new.auto_negotiation = parse_bool("auto-negotiation", text)
         elif key == "advertise":
-            new.advertise = parse_list("advertise", text, LINK_MODES)
-        elif key == "fec-mode":
+            new.advertise = parse_list("advertise", text, modes)
+        elif key == "fec-mode" and fec and isinstance(new, Lane):
             new.fec_mode = parse_choice("fec-mode", text, FEC_MODES)
         elif key == "disabled":
             new.disabled = parse_bool("disabled", text)
         elif key == "comment":
             new.comment = text
-    return new
-
-
-def _changed_ether(dev: Device, ether: Ether, args: dict[str, str]) -> Ether:
-    p = dev.platform
-    new = replace(ether, advertise=list(ether.advertise))
-    for key, text in args.items():
-        if key == "mtu":
-            new.mtu = parse_int("mtu", text, p.min_mtu, p.max_l2mtu)
-        elif key == "l2mtu":
-            new.l2mtu = parse_int("l2mtu", text, 0, p.max_l2mtu)
-        elif key == "speed":
-            new.speed = parse_choice("speed", text, ETHER_LINK_MODES)
-        elif key == "auto-negotiation":
-            new.auto_negotiation = parse_bool("auto-negotiation", text)
-        elif key == "advertise":
-            new.advertise = parse_list("advertise", text, ETHER_LINK_MODES)
-        elif key == "disabled":
-            new.disabled = parse_bool("disabled", text)
-        elif key == "comment":
-            new.comment = text
-        else:
-            raise unknown_parameter()  # e.g. fec-mode: a copper port has none
+        elif not fec:
+            raise unknown_parameter()
     return new
 
 
