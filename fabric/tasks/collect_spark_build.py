@@ -196,7 +196,8 @@ def _qos(rd: SectionReader, netdev: str) -> QosFact | None:
     found = rd.records(f"mlnx_qos:{netdev}", MlnxQos)
     if not found:
         return None
-    return QosFact(netdev=netdev, trust=found[0].trust, pfc_enabled=found[0].pfc_enabled)
+    return QosFact(netdev=netdev, trust=found[0].trust, pfc_enabled=found[0].pfc_enabled,
+                   dscp2prio=found[0].dscp2prio)
 
 
 def _rdma(rd: SectionReader) -> dict[str, str]:

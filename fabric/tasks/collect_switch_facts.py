@@ -20,6 +20,7 @@ from nornir.core.task import Result, Task
 from fabric.facts import BridgeFact, LaneFact, NeighborFact, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import age_seconds, endpoint, mark_stale
+from fabric.tasks.read_switch_qos import read_switch_qos
 from fabric.tasks.spark_commands import LLDP_WAIT_S
 
 Row = Mapping[str, str]
@@ -185,5 +186,8 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False) -> Re
         neighbors=_fresh_neighbors(api, intent, running if lldp_on is not False else [],
                                    link_ages(iface, clock)),
         lldp_enabled=lldp_on,
+        # lossless topologies only: the QoS menus, for qos.consistent (7 API calls)
+        qos=(read_switch_qos(api, resource.get("version", ""), discovery)
+             if intent.lossless and not narrow else None),
     )
     return Result(host=task.host, result=facts, changed=False)
