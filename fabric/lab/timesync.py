@@ -106,17 +106,20 @@ def start_client(holder_pid: int, host: str, hostdir: Path, log: Path, server: s
     return pid
 
 
-def _running(holder_pid: int, chrony: Chrony) -> bool:
+def _tracking(holder_pid: int, chrony: Chrony) -> str | None:
+    """`chronyc -n tracking` inside a host; None while chronyd does not answer."""
     proc = subprocess.run(ns.in_host(holder_pid, [chrony.chronyc, "-n", "tracking"]),
                           capture_output=True, text=True, timeout=5, check=False)
-    return proc.returncode == 0
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _running(holder_pid: int, chrony: Chrony) -> bool:
+    return _tracking(holder_pid, chrony) is not None
 
 
 def synchronised(holder_pid: int, chrony: Chrony) -> bool:
     """Whether a Spark's chronyd has selected a source (`Leap status : Normal`)."""
-    proc = subprocess.run(ns.in_host(holder_pid, [chrony.chronyc, "-n", "tracking"]),
-                          capture_output=True, text=True, timeout=5, check=False)
-    return proc.returncode == 0 and "Leap status     : Normal" in proc.stdout
+    return "Leap status     : Normal" in (_tracking(holder_pid, chrony) or "")
 
 
 def root_lines(lab: str, slot: int) -> tuple[list[str], list[str]]:

@@ -3,19 +3,16 @@ lanes). Cheap reads, polled while links train after a push."""
 
 from __future__ import annotations
 
-import re
-
 from nornir.core.task import Result, Task
 
 from fabric.tasks.collect_switch_facts import monitor_lanes
 from fabric.tasks.push_shell import routeros, sh_ok
-
-_NETDEV = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
+from fabric.tasks.spark_commands import NETDEV_NAME
 
 
 def read_twin_carrier(task: Task, netdevs: tuple[str, ...]) -> Result:
     """The `netdevs` without carrier (down, absent or not trained yet); one command."""
-    names = [n for n in netdevs if _NETDEV.match(n)]
+    names = [n for n in netdevs if NETDEV_NAME.match(n)]
     if not names:
         return Result(host=task.host, result=[], changed=False)
     script = "; ".join(f"echo \"{n} $(cat /sys/class/net/{n}/carrier 2>/dev/null || echo 0)\""

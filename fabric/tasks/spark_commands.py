@@ -95,7 +95,7 @@ def lldp_command(cabled: Iterable[str] = ()) -> SparkCommand:
     """
     devs = list(cabled)
     for dev in devs:
-        if not _NETDEV.match(dev):
+        if not NETDEV_NAME.match(dev):
             raise ValueError(f"not a netdev name: {dev!r}")
     tries = int(LLDP_WAIT_S / _LLDP_STEP_S)
     wait = (
@@ -145,12 +145,13 @@ def _on_twin(netdev: str, command: str) -> str:
             f"exit {ABSENT_RC}; }}; {command}")
 
 
-_NETDEV = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
+#: A Linux netdev name (IFNAMSIZ), safe to put in a shell command unquoted.
+NETDEV_NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
 
 
 def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
     """The per-twin commands: ethtool, ethtool -i, mlnx_qos."""
-    if not _NETDEV.match(netdev):
+    if not NETDEV_NAME.match(netdev):
         raise ValueError(f"not a netdev name: {netdev!r}")
     return (
         SparkCommand(f"ethtool:{netdev}", _on_twin(netdev, f"ethtool {netdev}"), "ethtool",

@@ -6,9 +6,6 @@ fix, and the push goes through once the fix is made."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,23 +16,16 @@ from fabric.lab import builder
 from fabric.lab.hostenv import host_path
 from fabric.lab.registry import LabInfo
 from tests.lab.conftest import in_host
+from tests.lab.test_push import fabric
 
 pytestmark = pytest.mark.lab
 
-REPO = Path(__file__).resolve().parents[2]
 FACTORY = "t-field-star4"
 SUDO = "t-field-sudo"
 CX7 = "/etc/netplan/40-cx7.yaml"
 #: NVIDIA's playbook file for spark03's twins, with the playbook's own addresses
 CX7_TEXT = ("network:\n  version: 2\n  ethernets:\n    enp1s0f0np0:\n      addresses: "
             "[192.168.100.13/24]\n    enP2p1s0f0np0:\n      addresses: [192.168.200.13/24]\n")
-
-
-def fabric(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
-    env["FABRIC_STATE_DIR"] = str(state_dir)
-    return subprocess.run([sys.executable, "-m", "fabric", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
