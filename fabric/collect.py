@@ -2,7 +2,10 @@
 in parallel (Nornir's threaded runner), with an optional live per-host progress display.
 
 A host that cannot be read lands in `Facts.errors[host]` with a one-line reason (secrets
-scrubbed); the other hosts complete.
+scrubbed); the other hosts complete. `families` narrows what is read to what those check
+families judge (plus the fingerprint's inputs; see `spark_commands`). `Beside` is work a
+validation does on each host's connection at the same time: a Spark's scripts run in one
+burst with its facts batch (`fabric.probes.burst`), the switch's calls right after its facts.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ import errno
 import logging
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from netmiko.exceptions import (
     NetmikoAuthenticationException,
@@ -23,17 +27,26 @@ from netmiko.exceptions import (
 from nornir.core import Nornir
 from nornir.core.task import AggregatedResult, Result, Task
 from paramiko.ssh_exception import AuthenticationException, BadHostKeyException
-from rich.progress import Progress, TaskID
 
+from fabric.connections.exec_ssh import exec_only
 from fabric.connections.routeros_api import RouterOsConnectError
 from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
+from fabric.probes.burst import Script, ScriptOutput, exec_burst
 from fabric.target import Target
-from fabric.tasks.collect_spark_facts import collect_spark_facts
+from fabric.tasks.collect_spark_facts import (
+    build_from_transcript,
+    collect_spark_facts,
+    spark_batch,
+)
 from fabric.tasks.collect_spark_sections import TranscriptError
 from fabric.tasks.collect_switch_facts import collect_switch_facts
+from fabric.tasks.spark_commands import render_script
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 ROLES = ("spark", "switch")
 
@@ -54,23 +67,125 @@ class HostProgress:
             self.progress.update(self.rows[host], status=status, completed=1 if done else 0)
 
 
+#: How long a Spark's facts batch may take (the LLDP wait included).
+FACTS_TIMEOUT_S = 60.0
+#: The facts batch's name in a burst.
+FACTS = "facts"
+
+
+@dataclass(frozen=True)
+class Beside:
+    """Work done on each host's open connection around its facts. The first stage
+    (`first_spark(host)`: scripts a Spark runs in one burst; `first_switch(api)`: calls on the
+    switch's API) runs on every host and is done everywhere before any host's facts are read.
+    Then `spark(host)` gives the scripts a Spark runs in one burst with its facts batch, and
+    `switch(api)` runs on the switch's API right after its facts."""
+
+    spark: Callable[[str], Sequence[Script]] | None = None
+    switch: Callable[[Any], Any] | None = None
+    first_spark: Callable[[str], Sequence[Script]] | None = None
+    first_switch: Callable[[Any], Any] | None = None
+
+    @property
+    def has_first(self) -> bool:
+        return self.first_spark is not None or self.first_switch is not None
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one stage of `Beside` work gave on a host: a Spark's script outputs (in order)
+    and when its burst started, or what the switch's call returned."""
+
+    started: str
+    scripts: tuple[ScriptOutput, ...] = ()
+    switch: Any = None
+
+    def output(self, name: str) -> ScriptOutput | None:
+        """The output of the script called `name`, if it ran."""
+        return next((o for o in self.scripts if o.name == name), None)
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """One host's facts and what its `Beside` work gave (`first`: the first stage)."""
+
+    facts: SparkFacts | SwitchFacts
+    beside: Side
+    first: Side | None = None
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _side(task: Task, api: Any, spark: Callable[[str], Sequence[Script]] | None,
+          switch: Callable[[Any], Any] | None) -> Side:
+    started = now()
+    if task.host.get("role") == "switch":
+        return Side(started, switch=switch(api) if switch is not None else None)
+    scripts = spark(task.host.name) if spark is not None else ()
+    return Side(started, tuple(exec_burst(api, scripts)) if scripts else ())
+
+
+def open_host(task: Task, rows: HostProgress, beside: Beside) -> Result:
+    """Connect to the host and run the first stage of `beside` on it. Result: a `Side`."""
+    host = task.host.name
+    connection = "routeros_api" if task.host.get("role") == "switch" else "netmiko"
+    try:
+        rows.update(host, "connecting")
+        api = task.host.get_connection(connection, task.nornir.config)
+        rows.update(host, "connected")
+        side = _side(task, api, beside.first_spark, beside.first_switch)
+        return Result(host=task.host, result=side, changed=False)
+    except Exception:
+        rows.update(host, "[red]failed", done=True)
+        raise
+
+
+def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
+                 families: Collection[str] | None) -> tuple[SparkFacts, Side]:
+    """The facts batch with `scripts`, side by side in one burst."""
+    host = task.host.name
+    twins, used, commands = spark_batch(intent, host, families=families)
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    started = now()
+    batch = Script(FACTS, render_script(commands), FACTS_TIMEOUT_S, login=True)
+    outs = exec_burst(conn, [batch, *scripts])
+    facts = build_from_transcript(intent, host, twins, used, commands, outs[0].output)
+    return facts, Side(started, tuple(outs[1:]))
+
+
 def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
-                       close: bool = True, narrow: bool = False) -> Result:
+                       close: bool = True, narrow: bool = False,
+                       families: Collection[str] | None = None,
+                       beside: Beside | None = None,
+                       first: Mapping[str, Side] | None = None) -> Result:
     """Collect one host's facts with the task of its role, then close its connection (unless
-    `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares."""
+    `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares;
+    `families`: only what those families judge. With `beside`, the result is a `Gathered`
+    (`first`: each host's first stage, already run)."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
     try:
         rows.update(host, "connecting")
-        task.host.get_connection(connection, task.nornir.config)
+        api = task.host.get_connection(connection, task.nornir.config)
         rows.update(host, "collecting")
-        if role == "switch":
-            result = collect_switch_facts(task, intent, narrow=narrow)
+        result: Any
+        if beside is None:
+            task_fn = collect_switch_facts if role == "switch" else collect_spark_facts
+            result = task_fn(task, intent, narrow=narrow, families=families).result
+        elif role == "switch":
+            started = now()
+            facts = collect_switch_facts(task, intent, narrow=narrow, families=families).result
+            after = beside.switch(api) if beside.switch is not None else None
+            result = Gathered(facts, Side(started, switch=after), (first or {}).get(host))
         else:
-            result = collect_spark_facts(task, intent, narrow=narrow)
+            scripts = beside.spark(host) if beside.spark is not None else ()
+            facts, side = _spark_burst(task, intent, scripts, families)
+            result = Gathered(facts, side, (first or {}).get(host))
         rows.update(host, "[green]done", done=True)
-        return result
+        return Result(host=task.host, result=result, changed=False)
     except Exception:
         rows.update(host, "[red]failed", done=True)
         raise
@@ -133,12 +248,25 @@ def _reason(multi: Any, where: str) -> str:
 
 def collect_facts(target: Target, hosts: list[str] | None = None,
                   progress: Progress | None = None, nornir: Nornir | None = None,
-                  narrow: bool = False) -> Facts:
+                  narrow: bool = False, families: Collection[str] | None = None) -> Facts:
     """Facts of every Spark and the switch of the target (or of `hosts`), collected at once.
 
     With `nornir`, run on it and leave its connections open for the caller's next tasks.
     `narrow`: only the fingerprint's inputs (`fabric gate`), one small batch per host.
+    `families`: only what those check families judge (None: everything).
     """
+    facts, _ = gather_facts(target, hosts, progress, nornir, narrow, families)
+    return facts
+
+
+def gather_facts(target: Target, hosts: list[str] | None = None,
+                 progress: Progress | None = None, nornir: Nornir | None = None,
+                 narrow: bool = False, families: Collection[str] | None = None,
+                 beside: Beside | None = None,
+                 on_opened: Callable[[str], None] | None = None
+                 ) -> tuple[Facts, dict[str, Gathered]]:
+    """`collect_facts`, plus each answering host's `Gathered` when `beside` is given
+    (`on_opened("connect, …")` when its first stage is done everywhere)."""
     intent = target.intent
     known = [h for h in intent.graph.nodes if intent.hosts[h].role in ROLES]
     if hosts is not None:
@@ -150,30 +278,57 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
     # Nornir logs each failed host's traceback; the reason goes into Facts.errors instead.
     logging.getLogger("nornir").addHandler(logging.NullHandler())
     if nornir is None:
-        nr = make_nornir(target, wanted)
+        nr = exec_only(make_nornir(target, wanted))
     else:
         nr = nornir.filter(filter_func=lambda h: h.name in set(wanted))
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
+    errors: dict[str, str] = {}
+    first: dict[str, Side] = {}
+    if beside is not None and beside.has_first:
+        opened = nr.run(task=open_host, rows=rows, beside=beside, name="open",
+                        raise_on_error=False, on_failed=True)
+        for host, multi in opened.items():
+            if multi.failed:
+                errors[host] = _failure(target, nr, host, multi)
+            else:
+                first[host] = multi[0].result
+        nr = nr.filter(filter_func=lambda h: h.name not in errors)
+        if on_opened is not None:
+            on_opened("connect, counters before")
     agg: AggregatedResult = nr.run(task=collect_host_facts, intent=intent, rows=rows,
-                                   close=nornir is None, narrow=narrow, name="collect_facts",
+                                   close=nornir is None, narrow=narrow, families=families,
+                                   beside=beside, first=first, name="collect_facts",
                                    raise_on_error=False, on_failed=nornir is not None)
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None
-    errors: dict[str, str] = {}
+    gathered: dict[str, Gathered] = {}
     for host in wanted:
-        multi = agg.get(host)
-        if multi is None:
+        if host in errors:
+            continue
+        found = agg.get(host)
+        if found is None:
             errors[host] = "not in the inventory"
-        elif multi.failed:
-            h = nr.inventory.hosts[host]
-            api = h.get("role") == "switch"
-            where = (f"routeros-api {h.hostname}" if api
-                     else f"ssh {h.hostname}:{h.port or 22}")
-            errors[host] = target.credentials.scrub(_reason(multi, where))
-        elif isinstance(multi[0].result, SparkFacts):
-            sparks[host] = multi[0].result
-        elif isinstance(multi[0].result, SwitchFacts):
-            switch = multi[0].result
-    return Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
-                 sparks=sparks, switch=switch, errors=errors)
+            continue
+        if found.failed:
+            errors[host] = _failure(target, nr, host, found)
+            continue
+        result = found[0].result
+        if isinstance(result, Gathered):
+            gathered[host] = result
+            result = result.facts
+        if isinstance(result, SparkFacts):
+            sparks[host] = result
+        elif isinstance(result, SwitchFacts):
+            switch = result
+    facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
+                  sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
+    return facts, gathered
+
+
+def _failure(target: Target, nr: Nornir, host: str, multi: Any) -> str:
+    """Why `host` could not be read: one line, secrets scrubbed."""
+    h = nr.inventory.hosts[host]
+    where = (f"routeros-api {h.hostname}" if h.get("role") == "switch"
+             else f"ssh {h.hostname}:{h.port or 22}")
+    return target.credentials.scrub(_reason(multi, where))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -287,7 +288,11 @@ class Facts:
     counters: CounterWindow | None = None  # counter snapshots around the active probes
 
 
-_ADAPTER: TypeAdapter[Facts] = TypeAdapter(Facts)
+@cache
+def _adapter() -> TypeAdapter[Facts]:
+    """Built on first use: a validation never loads recorded facts, and building the schema
+    of every record costs its start-up about 20 ms."""
+    return TypeAdapter(Facts)
 
 
 def facts_to_json(facts: Facts) -> str:
@@ -296,4 +301,4 @@ def facts_to_json(facts: Facts) -> str:
 
 def facts_from_json(text: str) -> Facts:
     """Load recorded facts (as written by `fabric facts --json`)."""
-    return _ADAPTER.validate_json(text)
+    return _adapter().validate_json(text)

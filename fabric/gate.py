@@ -2,7 +2,8 @@
 on the fabric as it is now.
 
 A gate fails closed: a missing, unreadable or corrupt report, a report dated in the future,
-one made for another intent, one too old or one with any failure all refuse (`evaluate`).
+one made for another intent, one too old, one with any failure, or one that judged only
+some families (`fabric validate --only`) all refuse (`evaluate`).
 `check_live` then re-reads the fabric's fingerprint (`fabric.fingerprint`: link state, speed,
 MTU, addresses, LLDP neighbours and GIDs per twin, each switch lane's status, rate and MTU)
 over one SSH session per Spark and one API session, a narrow batch, and refuses when it
@@ -115,6 +116,22 @@ def load_report(path: Path) -> Report:
         raise ReportError(f"{path}: corrupt report: {exc}") from None
 
 
+def unjudged_families(report: Report) -> list[str]:
+    """The check families a report did not judge in full: a `--only` run passes for what it
+    judged, never for the rest. Where the report records its checks (every `fabric
+    validate` report does), a family missing one of its registered checks counts; else the
+    families it lists. A report that records neither is judged by its results alone."""
+    from validators.registry import FAMILIES, REGISTRY
+
+    if report.checks:
+        ran = set(report.checks)
+        return [f for f in FAMILIES
+                if any(c.split(".", 1)[0] == f and c not in ran for c in REGISTRY)]
+    if not report.families:
+        return []
+    return [f for f in FAMILIES if f not in report.families]
+
+
 def evaluate(path: Path, intent_hash: str, *, max_age_s: float = DEFAULT_MAX_AGE_S,
              now: datetime | None = None) -> GateVerdict:
     """Judge the report at `path` against the current intent hash and a maximum age."""
@@ -144,6 +161,10 @@ def evaluate(path: Path, intent_hash: str, *, max_age_s: float = DEFAULT_MAX_AGE
                            f"result(s): {first or 'passed is false'}{more}", report)
     if not report.results:
         return GateVerdict(False, "the report has no results: nothing was validated", report)
+    unjudged = unjudged_families(report)
+    if unjudged:
+        return GateVerdict(False, f"the report did not judge all of {', '.join(unjudged)} "
+                           "(a `--only` run): run `fabric validate` without --only", report)
     return GateVerdict(True, f"passed {len(report.results)} results for {report.topology} "
                        f"(intent {intent_hash}), {age:.0f} s old", report)
 

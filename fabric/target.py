@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from fabric.credentials import Credentials, from_environment
 from fabric.errors import InputError
-from fabric.intent.build import load_intent
-from fabric.intent.locate import default_inventory
-from fabric.intent.model import Intent
+
+if TYPE_CHECKING:
+    from fabric.intent.model import Intent
 
 LabOpt = typer.Option(None, "--lab", help="Work on lab NAME (its inventory and topology).")
 InventoryOpt = typer.Option(None, "--inventory", "-i", help="Nornir inventory directory.")
@@ -30,6 +31,9 @@ class Target:
 
 def resolve_target(lab: str | None, inventory: Path | None, topology: str | None) -> Target:
     """Resolve the common `--lab` / `-i` / `-t` options into a Target."""
+    from fabric.intent.build import load_intent
+    from fabric.intent.locate import default_inventory
+
     if lab is not None:
         if inventory is not None or topology is not None:
             raise InputError("--lab already names an inventory and a topology; "

@@ -11,6 +11,14 @@ A host whose facts could not be read is ONE `host.reachable` error with the reas
 error per check: the checks' own "no facts" errors about it are folded into that row (the
 report stays failed; the CLI exits 3 when nothing else failed, see `report.model.exit_code`).
 The report also carries the fingerprint of the fabric it judged (`fabric.fingerprint`).
+
+Collection is narrowed to what the selected families judge (`collect_families`: the rows of
+`spark_commands` and the switch reads those families name), always with the fingerprint's
+inputs, so a `--only` report still carries the whole fingerprint (and `fabric gate` opens only
+on a report that judged every check). The ping matrix, the bandwidth servers' start-up and
+the nccl-tests search run in the same burst per Spark as the facts
+(`fabric.probes.run.EarlyProbes`); with counters judged, after every host's "before"
+snapshot. The Spark sessions are exec-only (`fabric.connections.exec_ssh`).
 """
 
 from __future__ import annotations
@@ -19,21 +27,25 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-from rich.progress import Progress
+from typing import TYPE_CHECKING, Any
 
 import validators
-from fabric.collect import ROLES, collect_facts
+from fabric.collect import ROLES, gather_facts
+from fabric.connections.exec_ssh import exec_only
 from fabric.errors import InputError
 from fabric.facts import Facts
 from fabric.fingerprint import fingerprint
 from fabric.intent.model import Intent
 from fabric.nornir_setup import make_nornir
 from fabric.probes.counters import snapshot_reader
-from fabric.probes.run import ProbeOptions, run_probes
+from fabric.probes.run import EarlyProbes, ProbeOptions, run_probes
 from fabric.redact import redact
 from fabric.report.model import REACHABLE_CHECK, CheckResult, Report
 from fabric.target import Target
+from fabric.tasks.spark_commands import FINGERPRINT
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 #: Which families need which probe.
 PING_FAMILIES = frozenset({"mtu"})
@@ -43,10 +55,38 @@ NCCL_FAMILIES = frozenset({"nccl"})
 COUNTER_FAMILIES = frozenset({"counters"})
 
 
+class Phases:
+    """Where a run's wall time went: each phase from the end of the previous one, with the
+    CPU this process spent in it (`fabric validate --timings FILE`, `bench/`)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+        self.last = self.t0
+        self.cpu = time.process_time()
+        self.rows: list[tuple[str, float, float, float]] = []
+
+    def mark(self, name: str) -> None:
+        """The phase `name` ended now (it began where the previous one ended)."""
+        now, cpu = time.monotonic(), time.process_time()
+        self.rows.append((name, self.last - self.t0, now - self.t0, cpu - self.cpu))
+        self.last, self.cpu = now, cpu
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"phases": [{"phase": name, "start_s": round(a, 3), "end_s": round(b, 3),
+                            "s": round(b - a, 3), "cpu_s": round(c, 3)}
+                           for name, a, b, c in self.rows],
+                "total_s": round(self.last - self.t0, 3)}
+
+
 def selected_families(only: set[str] | None) -> list[str]:
     """Families of the selected checks (InputError, exit 2, on an unknown name)."""
     names = validators.select(only)
     return list(dict.fromkeys(n.split(".", 1)[0] for n in names))
+
+
+def collect_families(families: Iterable[str]) -> frozenset[str]:
+    """What to collect for a run judging `families`: their facts and the fingerprint's."""
+    return frozenset(families) | {FINGERPRINT}
 
 
 @dataclass(frozen=True)
@@ -98,9 +138,11 @@ def fold_unreachable(results: Iterable[CheckResult], errors: dict[str, str]) -> 
 def run_validation(target: Target, only: set[str] | None = None,
                    progress: Progress | None = None, duration_s: float | None = None,
                    rate: str | None = None, say: Callable[[str], None] | None = None,
-                   hosts: Iterable[str] | None = None) -> tuple[Report, Facts]:
+                   hosts: Iterable[str] | None = None,
+                   phases: Phases | None = None) -> tuple[Report, Facts]:
     """Validate the target (or only `hosts` and their cables): collect facts, run the probes
-    the selected checks judge, check."""
+    the selected checks judge, check. `phases` records where the time went."""
+    mark = phases.mark if phases is not None else None
     families = selected_families(only)
     scope = None if hosts is None else host_scope(target.intent, hosts)
     started = datetime.now(UTC)
@@ -111,20 +153,33 @@ def run_validation(target: Target, only: set[str] | None = None,
                         bandwidth=counters or bool(BANDWIDTH_FAMILIES & set(families)),
                         nccl=bool(NCCL_FAMILIES & set(families)),
                         duration_s=duration_s, rate=rate,
-                        hosts=None if scope is None else scope.hosts)
+                        hosts=None if scope is None else scope.hosts, counters=counters)
+    intent = target.intent
+    sparks = [h for h in (wanted or intent.graph.nodes) if intent.hosts[h].role == "spark"]
+    early = EarlyProbes(intent, opts, sorted(sparks))
     # One Nornir, so one SSH session per Spark serves the facts and every probe of the run.
-    nr = make_nornir(target, wanted, workers=max(8, target.intent.graph.number_of_nodes()))
+    nr = exec_only(make_nornir(target, wanted, workers=max(8, intent.graph.number_of_nodes())))
     try:
-        facts = collect_facts(target, hosts=wanted, progress=progress, nornir=nr)
+        facts, gathered = gather_facts(
+            target, hosts=wanted, progress=progress, nornir=nr,
+            families=collect_families(families),
+            beside=early.beside(), on_opened=mark)
+        if mark is not None:
+            mark("facts" + (", pings" if opts.ping else "")
+                 + (", bandwidth servers" if early.schedule is not None else ""))
         if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
-            sparks = set(facts.sparks)
+            answered = set(facts.sparks)
             # the switch too: its lanes' counters are read on its open API connection
-            snapshot = snapshot_reader(nr, target.intent, facts) if counters else None
-            facts = run_probes(nr.filter(filter_func=lambda h: h.name in sparks),
-                               target.intent, facts, opts, progress, say, snapshot)
+            snapshot = snapshot_reader(nr, intent, facts) if counters else None
+            facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
+                               intent, facts, opts, progress, say, snapshot,
+                               early=early.collect(facts, gathered, progress), started=t0,
+                               mark=mark)
     finally:
         nr.close_connections()
     results = validators.run_checks(target.intent, facts, only)
+    if mark is not None:
+        mark("checks")
     if scope is not None:
         results = [r for r in results if scope.covers(r)]
     results = fold_unreachable(results, facts.errors)
@@ -135,7 +190,8 @@ def run_validation(target: Target, only: set[str] | None = None,
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,
                           families=families, schedule=facts.schedule,
                           facts_errors=facts.errors,
-                          fingerprint=fingerprint(target.intent, facts))
+                          fingerprint=fingerprint(target.intent, facts),
+                          checks=validators.select(only))
     secrets = target.credentials.secrets()
     return redact(report, secrets), redact(facts, secrets)
 

@@ -6,6 +6,7 @@ Exit codes (contract): 0 passed / nothing to do, 1 a check failed, 2 bad input o
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import typer
@@ -46,10 +47,17 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; FabricErrors become their exit code and a message, never a traceback."""
+    """Run the CLI; FabricErrors become their exit code and a message, never a traceback.
+
+    Run as the process (`argv` None), the objects the command made are frozen out of the
+    cyclic collector as it ends: the interpreter's final sweep over them would only delay the
+    exit (by about 0.1 s after a validation)."""
     _register()
     try:
         app(args=argv, prog_name="fabric")
     except FabricError as exc:
         err_console.print(f"error: {exc}", style="bold red", highlight=False, markup=False)
         sys.exit(exc.exit_code)
+    finally:
+        if argv is None:
+            gc.freeze()

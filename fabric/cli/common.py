@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from fabric.errors import InputError
-from fabric.intent.build import load_intent
-from fabric.intent.model import Intent
 from fabric.target import resolve_target
+
+if TYPE_CHECKING:
+    from fabric.intent.model import Intent
 
 TopologyArg = typer.Argument(None, help="A topology name in topologies/ or a path to a YAML "
                              "file (omit with --lab).")
@@ -39,4 +40,6 @@ def intent_for(topology: str | None, inventory: Path | None, lab: str | None) ->
         return resolve_target(lab, None, None).intent
     if topology is None:
         raise InputError("name a TOPOLOGY (a name in topologies/ or a file), or --lab NAME")
+    from fabric.intent.build import load_intent
+
     return load_intent(topology, inventory)

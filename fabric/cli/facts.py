@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from fabric.errors import RunIncomplete
-from fabric.facts import Facts, facts_to_json
 from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from fabric.facts import Facts
 
 JsonOpt = typer.Option(None, "--json", help="Write the facts as JSON to FILE (default: stdout).")
 HostsOpt = typer.Option(None, "--hosts", help="Only these hosts, comma-separated.")
@@ -19,6 +22,8 @@ HostsOpt = typer.Option(None, "--hosts", help="Only these hosts, comma-separated
 
 def summary_table(facts: Facts) -> Table:
     """One row per host: what answered and a few headline facts."""
+    from rich.table import Table
+
     table = Table(title=f"facts: {facts.topology} ({facts.collected})")
     for col in ("host", "state", "name", "fabric up", "neighbors", "missing / notes"):
         table.add_column(col)
@@ -45,8 +50,11 @@ def facts_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
 
     Exit 0 when every host answered, 3 naming the unreachable hosts and why.
     """
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     from fabric.cli import err_console
     from fabric.collect import collect_facts
+    from fabric.facts import facts_to_json
 
     target = resolve_target(lab, inventory, topology)
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None

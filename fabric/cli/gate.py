@@ -4,6 +4,7 @@ made on the fabric as it is now (its fingerprint, re-read live)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,7 +18,9 @@ from fabric.gate import (
     load_report,
 )
 from fabric.report.model import ReportError
-from fabric.target import Target
+
+if TYPE_CHECKING:
+    from fabric.target import Target
 
 ReportArg = typer.Argument(None, help="Report JSON (default: the last `fabric validate` run's; "
                            "see fabric.gate.default_report_path).")
@@ -35,10 +38,10 @@ def _current_hash(report: Path, lab: str | None, inventory: Path | None,
                   topology: str | None) -> str:
     """The intent hash to compare with: the named target's, else the report's lab or
     topology as it stands now (so an edited topology file shuts the gate)."""
-    from fabric.intent.build import load_intent
-
     if lab is None and topology is None:
         lab = load_report(report).lab  # a lab's report is judged against that lab
+    from fabric.intent.build import load_intent
+
     if lab is not None:
         from fabric.lab.registry import load_lab
 

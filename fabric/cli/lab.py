@@ -6,7 +6,6 @@ import time
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from fabric.lab import names
 
@@ -64,6 +63,8 @@ def register(app: typer.Typer) -> None:
     @lab.command("status")
     def status() -> None:
         """List the labs, their hosts, namespaces, management addresses and daemons."""
+        from rich.table import Table
+
         from fabric.lab.status import lab_status
 
         labs = lab_status()

@@ -12,11 +12,8 @@ from typing import TYPE_CHECKING
 import typer
 
 from fabric.errors import FabricError, InputError, RunIncomplete
-from fabric.launch.plan import LaunchPlan, build_plan, with_extra_env, with_ip_addresses
-from fabric.launch.render import container_name, effective_tp, render
-from fabric.report.model import Report
 from fabric.target import InventoryOpt as InvOpt
-from fabric.target import LabOpt, Target, TopologyOpt, resolve_target
+from fabric.target import LabOpt, TopologyOpt, resolve_target
 
 TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehearse]'` "
               "(torch 2.13; the CPU build: add `--extra-index-url "
@@ -25,6 +22,9 @@ TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehe
 
 if TYPE_CHECKING:
     from fabric.launch.apply import LaunchMeta
+    from fabric.launch.plan import LaunchPlan
+    from fabric.report.model import Report
+    from fabric.target import Target
 
 launch = typer.Typer(help="Render and rehearse model launches from a validated fabric.",
                      no_args_is_help=True)
@@ -85,6 +85,8 @@ def _gid_index(report: Report | None) -> int | None:
 
 
 def _plan(target: Target, entry: str, report: Report | None) -> LaunchPlan:
+    from fabric.launch.plan import build_plan
+
     mgmt = None
     if target.lab:
         from fabric.lab.registry import load_lab
@@ -235,6 +237,8 @@ def _render_cmd(engine: str) -> None:
         With --apply, start them on the nodes and wait until the API is healthy."""
         from fabric.cli import err_console
         from fabric.launch.engines import engine_args, split_engine_args
+        from fabric.launch.plan import with_extra_env, with_ip_addresses
+        from fabric.launch.render import container_name, effective_tp, render
 
         target = resolve_target(lab, inventory, topology)
         if front is not Front.nginx and engine != "dp":

@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING
 import typer
 
 from fabric.errors import InputError, RunIncomplete
-from fabric.push.model import PushPlan
-from fabric.push.runner import DEFAULT_WORKERS
-from fabric.push.verify import LINK_WAIT_S
 from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
-from fabric.tasks.apply_spark_config import plan_text
 
 if TYPE_CHECKING:
     from fabric.push.apply import PushOutcome
+    from fabric.push.model import PushPlan
+
+#: The option defaults: `fabric.push.runner.DEFAULT_WORKERS` and `fabric.push.verify.
+#: LINK_WAIT_S`, repeated so that the CLI starts without importing the push machinery
+#: (tests/probes/test_cli_startup.py pins them equal).
+DEFAULT_WORKERS = 4
+LINK_WAIT_S = 60.0
 
 push_app = typer.Typer(help="Configure the Sparks and the CRS804 from the intent (dry run "
                        "unless --apply).", invoke_without_command=True)
@@ -114,6 +117,7 @@ def _report_failure(out: PushOutcome, scrub: Callable[[str], str]) -> None:
 def show_plan(plan: PushPlan) -> None:
     """Per host: netplan diff, commands and API sets (old -> new), warnings and notes."""
     from fabric.cli import err_console
+    from fabric.tasks.apply_spark_config import plan_text
 
     for host, sp in sorted(plan.sparks.items()):
         refused = " [red](refused: not applied)[/]" if sp.refused else ""

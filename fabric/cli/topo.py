@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
 from fabric.cli.common import TopologyArg, dump_json, intent_for, write_output
 from fabric.errors import InputError
-from fabric.intent.model import Intent
 from fabric.target import LabOpt
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from fabric.intent.model import Intent
 
 topo = typer.Typer(help="Topologies: static checks, tables, JSON and drawings.",
                    no_args_is_help=True)
@@ -74,6 +78,8 @@ def show(topology: str | None = TopologyArg, inventory: Path | None = InventoryO
 
 
 def links_table(intent: Intent) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{intent.name} ({intent.kind}, MTU {intent.mtu}, profile "
                   f"{intent.profile.name})")
     for col in ("link", "speed", "twin", "subnet", "a netdev", "a address", "b netdev",

@@ -4,15 +4,20 @@ run could not complete (some host could not be read, and nothing else failed).""
 
 from __future__ import annotations
 
+import gc
+import json
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from fabric.errors import InputError, RunIncomplete
-from fabric.intent.model import Intent
-from fabric.report.model import Report, exit_code
 from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
+
+if TYPE_CHECKING:
+    from fabric.intent.model import Intent
+    from fabric.report.model import Report
 
 OnlyOpt = typer.Option(None, "--only", help="Comma-separated families or checks, e.g. "
                        "link,mtu,bw (default: all).")
@@ -24,6 +29,8 @@ HostsOpt = typer.Option(None, "--hosts", help="Comma-separated hosts: validate o
                         "the cables among them (a Spark's switch lane included).")
 DurationOpt = typer.Option(None, "--duration", min=0.5, help="Seconds per bandwidth test "
                            "(default: the link profile's bandwidth_test_s, in profiles.yaml).")
+TimingsOpt = typer.Option(None, "--timings", help="Write where the run's time went (each "
+                          "phase's seconds) as JSON to FILE.")
 
 def _only(value: str | None) -> set[str] | None:
     if value is None:
@@ -61,7 +68,8 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
                  topology: str | None = TopologyOpt, only: str | None = OnlyOpt,
                  json_out: str | None = JsonOpt, junit: Path | None = JunitOpt,
                  html: Path | None = HtmlOpt, md: Path | None = MdOpt,
-                 duration: float | None = DurationOpt, hosts: str | None = HostsOpt) -> None:
+                 duration: float | None = DurationOpt, hosts: str | None = HostsOpt,
+                 timings: Path | None = TimingsOpt) -> None:
     """Validate a fabric: facts, ping matrix, bandwidth rounds, nccl-tests, every check; a
     report. `--hosts` narrows it to those hosts and the cables among them.
 
@@ -70,22 +78,41 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     some host could not be read (one `host.reachable` row each, with the reason) and nothing
     else failed. The gate opens on neither 1 nor 3.
     """
-    from fabric.cli import err_console
-    from fabric.gate import default_report_path
-    from fabric.report import print_terminal, write_json
-    from fabric.validate import host_scope, run_validation, selected_families
+    began = time.time()
+    # The imports below make many long-lived objects: the cyclic collector, run between
+    # them, would only rescan them (about 0.05 s of start-up).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+        from fabric.cli import err_console
+        from fabric.gate import default_report_path
+        from fabric.report import print_terminal, write_json
+        from fabric.report.model import exit_code
+        from fabric.validate import Phases, host_scope, run_validation, selected_families
+    finally:
+        if collecting:
+            gc.enable()
+    imported = time.time()
+    phases = Phases()
     selected = _only(only)
     selected_families(selected)  # unknown names: exit 2 before touching the network
     scoped = _hosts(hosts)
     target = resolve_target(lab, inventory, topology)
     if scoped is not None:
         host_scope(target.intent, scoped)  # unknown hosts: exit 2, named
+    phases.mark("intent")
     columns = (SpinnerColumn(), TextColumn("{task.description:<16}"),
                TextColumn("{task.fields[status]}"), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=False) as progress:
+    # Redrawn live on a terminal only (4 Hz); elsewhere drawn once, at the end: the refresh
+    # thread would spend CPU the probes' hosts are sharing.
+    live = err_console.is_terminal
+    with Progress(*columns, console=err_console, transient=False, auto_refresh=live,
+                  refresh_per_second=4) as progress:
         report, facts = run_validation(target, selected, progress, duration_s=duration,
-                                       say=progress.console.print, hosts=scoped)
+                                       say=progress.console.print, hosts=scoped,
+                                       phases=phases)
     print_terminal(report, err_console)
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
@@ -99,6 +126,16 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
         default = default_report_path(target.lab)
         write_json(report, default)
         err_console.print(f"report saved for `fabric gate`: {default}", style="dim")
+        if selected is not None:
+            err_console.print("--only: `fabric gate` opens only on a report that judged every "
+                              "family", style="dim")
+    phases.mark("report")
+    if timings is not None:
+        bound = report.schedule.get("lower_bound_s")
+        timings.write_text(json.dumps({"command_unix": round(began, 3),
+                                       "imports_s": round(imported - began, 3),
+                                       **phases.to_dict(),
+                                       "bandwidth_lower_bound_s": bound}, indent=2) + "\n")
     why = "; ".join(f"{h}: {r}" for h, r in sorted(facts.errors.items())) or "no hosts"
     if not facts.sparks and facts.switch is None:
         raise RunIncomplete(f"no host could be reached: {why}")

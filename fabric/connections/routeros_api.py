@@ -58,6 +58,15 @@ def describe_error(exc: BaseException, password: str | None) -> str:
     return reason
 
 
+def _no_delay(pool: Any) -> None:
+    """TCP_NODELAY on the API socket: the client writes a sentence in several small sends,
+    and Nagle would hold each one back until the switch acknowledged the last (a delayed
+    acknowledgement: 40 ms per call)."""
+    sock = getattr(getattr(pool, "socket", None), "socket", None)
+    with contextlib.suppress(AttributeError, OSError):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # type: ignore[union-attr]
+
+
 class RouterOsApiConnection:
     """Nornir connection plugin around `routeros_api.RouterOsApiPool` (plaintext login)."""
 
@@ -88,6 +97,7 @@ class RouterOsApiConnection:
                 pool.disconnect()
             raise RouterOsConnectError(
                 f"routeros-api {hostname}:{port}: {describe_error(exc, password)}") from None
+        _no_delay(pool)
         self._pool, self._api = pool, api
 
     @property

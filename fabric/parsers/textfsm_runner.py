@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -57,12 +58,27 @@ class _CountingFSM(textfsm.TextFSM):  # type: ignore[misc]
 _ERROR_RULE = re.compile(r"Rule Line: (\d+)")
 
 
+_FSMS = threading.local()
+
+
+def _fsm(name: str) -> _CountingFSM:
+    """The template's FSM, reset for a new input: built once per thread (a validation parses
+    hundreds of outputs with the same few templates; an FSM is not thread-safe)."""
+    cached: dict[str, _CountingFSM] = _FSMS.__dict__.setdefault("by_name", {})
+    fsm = cached.get(name)
+    if fsm is None:
+        with (TEMPLATE_DIR / name).open() as handle:
+            fsm = cached[name] = _CountingFSM(handle)
+    else:
+        fsm.Reset()
+    fsm.line_no = 0
+    fsm.record_lines = []
+    return fsm
+
+
 def run_template(kind: str, text: str) -> list[Row]:
     """Parse ``text`` with the kind's template; an ``Error`` rule becomes a ParseError."""
-    name = template_index()[kind]
-    with (TEMPLATE_DIR / name).open() as handle:
-        fsm = _CountingFSM(handle)
-    fsm.record_lines = []
+    fsm = _fsm(template_index()[kind])
     lines = text.splitlines()
     try:
         rows = fsm.ParseText(text)

@@ -365,8 +365,6 @@ class _Planner:
 
     def _final(self) -> None:
         fams = data.gate_families("final")
-        if self.dst.kind == "ring":
-            fams += data.gate_families("final_ring_extra")
         actions = [f"run the full gate against {self.dst.name}; compare bandwidth with the "
                    "baseline (a re-cabled link can stay at 8-25 Gb/s until reboot)",
                    "nccl-tests all_reduce -b 512M -e 4G -f 2 across all nodes"]

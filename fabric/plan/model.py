@@ -15,8 +15,15 @@ class Gate:
     hosts: tuple[str, ...] = ()
 
     @property
+    def full(self) -> bool:
+        """Every registered check runs (no `--only`): the only report `fabric gate` opens on."""
+        return self.families == ("all",)
+
+    @property
     def command(self) -> str:
-        cmd = f"fabric validate -t {self.topology} --only {','.join(self.families)}"
+        cmd = f"fabric validate -t {self.topology}"
+        if not self.full:
+            cmd += f" --only {','.join(self.families)}"
         return cmd + (f" --hosts {','.join(self.hosts)}" if self.hosts else "")
 
 

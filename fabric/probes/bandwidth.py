@@ -64,11 +64,14 @@ def _gid(facts: Facts, host: str, rdma: str | None, addr: str) -> tuple[int | No
 
 def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  gids: Mapping[int, Mapping[int, tuple[int, int]]], rate: str | None = None,
-                 on_round: RoundHook | None = None) -> tuple[list[Measurement], list[float]]:
-    """Every round in turn, its tests in parallel; (measurements, wall seconds per round)."""
+                 on_round: RoundHook | None = None,
+                 ports: Mapping[str, int | None] | None = None
+                 ) -> tuple[list[Measurement], list[float]]:
+    """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
+    `ports`: the iperf3 servers already started for this schedule (else they start first)."""
     out: list[Measurement] = []
     walls: list[float] = []
-    ports = start_servers(nr, schedule)
+    ports = dict(ports) if ports is not None else start_servers(nr, schedule)
     for i, tests in enumerate(schedule.rounds):
         if on_round is not None:
             on_round(i, tests)
@@ -93,10 +96,17 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
     return out, walls
 
 
+def server_life_s(schedule: Schedule, test_s: float | None = None) -> float:
+    """How long the schedule's iperf3 servers may wait for their client: every round, each
+    `test_s` (default the schedule's) plus slack, plus a margin."""
+    per_test = schedule.test_s if test_s is None else test_s
+    return len(schedule.rounds) * (per_test + 2 * SLACK_S) + 30
+
+
 def start_servers(nr: Nornir, schedule: Schedule) -> dict[str, int | None]:
     """Start every iperf3 server of the schedule at once (one batch per serving host)."""
     servers = {t.server for t in schedule.tests}
-    life = len(schedule.rounds) * (schedule.test_s + 2 * SLACK_S) + 30
+    life = server_life_s(schedule)
     sub = nr.filter(filter_func=lambda h: h.name in servers)
     agg = sub.run(task=start_bandwidth_servers, tests=schedule.tests, life_s=life,
                   name="bandwidth servers", raise_on_error=False)

@@ -1,7 +1,11 @@
 """Many commands as ONE shell script: run in parallel on the host, outputs delimited.
 
-Each job writes to its own file (parallel output would interleave), then the files are printed
-between markers, each followed by the job's exit status. ``split_batch`` undoes it.
+Each job writes to its own file (parallel output would interleave): a begin marker, its
+output (stdout and stderr together), a newline and an end marker with its exit status (the
+newline keeps the marker on a line of its own after output that does not end in one;
+``split_batch`` takes it off again). When every job is done, one `cat` prints the files (in
+any order: ``split_batch`` finds each job by its index). No process is spent per job beyond
+the job itself. A job must not `exit` the shell: its end marker would never be written.
 """
 
 from __future__ import annotations
@@ -30,17 +34,18 @@ def batch_script(jobs: Sequence[str], parallel: bool = True) -> str:
     lines = ['d=$(mktemp -d /tmp/fabric-batch.XXXXXX) || exit 99']
     bg = " &" if parallel else ""
     for i, cmd in enumerate(jobs):
-        lines.append(f'{{ {cmd} ; echo $? >"$d/{i}.rc"; }} >"$d/{i}.out" 2>&1 </dev/null{bg}')
+        end = f'printf "\\n{MARK} end {i} exit=%s\\n" $?'
+        lines.append(f'{{ echo "{MARK} begin {i}"; {cmd} ; {end}; }} >"$d/{i}" 2>&1 </dev/null{bg}')
     lines.append("wait")
-    for i in range(len(jobs)):
-        lines.append(f'echo "{MARK} begin {i}"; cat "$d/{i}.out"; '
-                     f'echo "{MARK} end {i} exit=$(cat "$d/{i}.rc" 2>/dev/null || echo 255)"')
+    if jobs:
+        lines.append('cat "$d"/*')
     lines.append('rm -rf "$d"')
     return "\n".join(lines) + "\n"
 
 
 def split_batch(output: str, count: int) -> list[JobOutput]:
-    """Per-job outputs of a `batch_script` run, in job order (missing jobs: exit_code None)."""
+    """Per-job outputs of a `batch_script` run, in job order (missing jobs: exit_code None).
+    The newline `batch_script` writes before each end marker is not part of the output."""
     found: dict[int, JobOutput] = {}
     current: int | None = None
     buf: list[str] = []
@@ -50,6 +55,8 @@ def split_batch(output: str, count: int) -> list[JobOutput]:
         if begin:
             current, buf = int(begin.group(1)), []
         elif end and current is not None and int(end.group(1)) == current:
+            if buf and buf[-1] == "":
+                buf.pop()
             text = "\n".join(buf) + ("\n" if buf else "")
             found[current] = JobOutput(current, text, int(end.group(2)))
             current = None

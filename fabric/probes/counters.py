@@ -162,12 +162,51 @@ def switch_snapshot(host: str, taken: str, lanes: Iterable[str],
     return CounterSnapshot(host, taken, ports)
 
 
-def _print_stats(api: Any, menu: str) -> list[dict[str, Any]] | str:
-    try:
-        rows = api.get_resource(menu).call("print", {"stats": ""})
-    except Exception as exc:  # an API error on one menu leaves the other readable
-        return f"{menu} print stats failed: {type(exc).__name__}: {exc}"[:300]
-    return [{str(k): v for k, v in dict(r).items()} for r in rows]
+def _print_stats(api: Any, menus: Mapping[str, str]) -> dict[str, list[dict[str, Any]] | str]:
+    """`print stats` of every source's menu, sent at once (pipelined, one round trip)."""
+    pending: dict[str, Any] = {}
+    out: dict[str, list[dict[str, Any]] | str] = {}
+    for source, menu in menus.items():
+        try:
+            pending[source] = api.get_resource(menu).call_async("print", {"stats": ""})
+        except Exception as exc:  # an API error on one menu leaves the other readable
+            out[source] = f"{menu} print stats failed: {type(exc).__name__}: {exc}"[:300]
+    for source, promise in pending.items():
+        try:
+            out[source] = [{str(k): v for k, v in dict(r).items()} for r in promise.get()]
+        except Exception as exc:  # an API error on one menu leaves the other readable
+            out[source] = f"{menus[source]} print stats failed: {type(exc).__name__}: {exc}"[:300]
+    return {source: out[source] for source in menus}
+
+
+def spark_twins(intent: Intent, host: str,
+                rdma_of: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """A Spark's cabled twins with their RDMA device (`rdma_of`: netdev -> device, from the
+    facts; else the port map's)."""
+    return [(p.netdev, rdma_of.get(p.netdev) or p.rdma or None) for p in intent.interfaces(host)]
+
+
+def spark_script(intent: Intent, host: str) -> str:
+    """The one batched command that reads a Spark's counters (`spark_jobs` of its twins);
+    the tools it runs are standard (`ip`, `grep`, `ethtool` in /usr/sbin), so it needs no
+    login environment, only the sbin directories on PATH."""
+    jobs = spark_jobs([p.netdev for p in intent.interfaces(host)])
+    return 'export PATH="$PATH:/usr/sbin:/sbin"\n' + batch_script(jobs)
+
+
+def read_spark_script(intent: Intent, host: str, taken: str, output: str,
+                      rdma_of: Mapping[str, str]) -> CounterSnapshot:
+    """A Spark's snapshot from the output of its `spark_script`."""
+    twins = spark_twins(intent, host, rdma_of)
+    return spark_snapshot(host, taken, twins, split_batch(output, len(twins) + 2))
+
+
+def read_switch(api: Any, intent: Intent, host: str) -> CounterSnapshot:
+    """The switch's snapshot: its cabled lanes, two `print stats` API calls."""
+    lanes = [lane.name for lane in (intent.switch.lanes if intent.switch else ())
+             if lane.link_id is not None]
+    taken = now()
+    return switch_snapshot(host, taken, lanes, _print_stats(api, _MENUS))
 
 
 def read_counters(task: Task, intent: Intent,
@@ -177,20 +216,17 @@ def read_counters(task: Task, intent: Intent,
     too. Result: a CounterSnapshot. `rdma_of` maps host -> netdev -> RDMA device (facts)."""
     host = task.host.name
     if task.host.get("role") == "switch":
-        lanes = [lane.name for lane in (intent.switch.lanes if intent.switch else ())
-                 if lane.link_id is not None]
-        api = routeros(task)
-        taken = now()
-        menus = {source: _print_stats(api, menu) for source, menu in _MENUS.items()}
-        return Result(host=task.host, result=switch_snapshot(host, taken, lanes, menus))
-    known = rdma_of.get(host, {})
-    twins = [(p.netdev, known.get(p.netdev) or p.rdma or None) for p in intent.interfaces(host)]
-    jobs = spark_jobs([netdev for netdev, _ in twins])
+        return Result(host=task.host, result=read_switch(routeros(task), intent, host))
     conn = task.host.get_connection("netmiko", task.nornir.config)
     taken = now()
-    _, out = exec_script(conn, batch_script(jobs), SPARK_TIMEOUT_S, login=True)
-    return Result(host=task.host,
-                  result=spark_snapshot(host, taken, twins, split_batch(out, len(jobs))))
+    _, out = exec_script(conn, spark_script(intent, host), SPARK_TIMEOUT_S)
+    return Result(host=task.host, result=read_spark_script(intent, host, taken, out,
+                                                           rdma_of.get(host, {})))
+
+
+def rdma_map(facts: Facts) -> dict[str, dict[str, str]]:
+    """host -> netdev -> RDMA device, from the Sparks' facts."""
+    return {h: {netdev: dev for dev, netdev in sf.rdma.items()} for h, sf in facts.sparks.items()}
 
 
 def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts) -> Snapshot:
@@ -198,8 +234,7 @@ def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts) -> Snapshot:
     once, on the sessions `nr` holds open; a host that fails gets a snapshot with `error`."""
     hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None else set())
     sub = nr.filter(filter_func=lambda h: h.name in hosts)
-    rdma_of = {h: {netdev: dev for dev, netdev in sf.rdma.items()}
-               for h, sf in facts.sparks.items()}
+    rdma_of = rdma_map(facts)
 
     def take() -> dict[str, CounterSnapshot]:
         agg = sub.run(task=read_counters, intent=intent, rdma_of=rdma_of, name="counters",

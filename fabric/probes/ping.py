@@ -3,13 +3,19 @@
 A jumbo ``ping -M do -s MTU-28`` that is lost while the small one gets through is a silent
 black hole (a smaller MTU somewhere on the same L2); both lost is an unreachable peer.
 PingFact.size is the ICMP payload (the ``-s`` value): MTU - 28 for the jumbo probe.
+
+One echo decides: each probe sends ONE packet and returns as soon as its reply arrives (or
+after `FIRST_WAIT_S`). Only a probe that got no reply is tried again, at once, one echo at a
+time, up to `RETRIES` more (each waiting `WAIT_S`, so a lost probe has been judged on three
+packets: a single transient loss must never fail a path); a healthy matrix waits for
+nothing. PingFact.sent and .received count every packet of every try.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from fabric.errors import ParseError
@@ -17,12 +23,24 @@ from fabric.facts import PingFact
 from fabric.intent.model import Intent, InterfacePlan
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
+from fabric.probes.batch import MARK as BATCH_MARK
+from fabric.probes.batch import split_batch
 
 IP_ICMP_HEADERS = 28
 SMALL_PAYLOAD = 56
-COUNT = 3
-INTERVAL_S = 0.2
+COUNT = 1
+#: How long the first echo waits for its reply. A fabric answers in microseconds and a cold
+#: ARP entry resolves in one round trip; a slower answer only costs the retry.
+FIRST_WAIT_S = 0.25
+#: Echoes sent one after the other after a failed first one, each only if the previous was
+#: lost too.
+RETRIES = 2
+#: How long each retry waits for its reply (a lost ARP request is resent after 1 s).
 WAIT_S = 1
+#: Printed before each retry's output (`ping_fact` reads every try).
+RETRY_MARK = "@@fabric-ping-retry"
+#: The longest a probe can take: the first echo's wait, then each retry's.
+PROBE_MAX_S = FIRST_WAIT_S + RETRIES * WAIT_S
 
 _PING_MSG = re.compile(r"^ping:\s+(?P<msg>.*\S)\s*$")
 _PARSED_MSG = re.compile(r"^local error: message too long")
@@ -40,9 +58,16 @@ class PingProbe:
     payload: int
     link_id: str | None
 
-    def command(self) -> str:
-        return (f"ping -n -M do -s {self.payload} -c {COUNT} -i {INTERVAL_S} -W {WAIT_S} "
+    def ping(self, wait_s: float) -> str:
+        """One `ping` run of this probe: ONE DF echo, waiting `wait_s` for its reply."""
+        return (f"ping -n -M do -s {self.payload} -c {COUNT} -W {wait_s:g} "
                 f"-I {self.src_netdev} {self.dst_addr}")
+
+    def retries(self) -> str:
+        """The retries after a lost first echo: one echo at a time, each only if the previous
+        was lost, each after `RETRY_MARK`."""
+        one = f"{{ echo {RETRY_MARK}; {self.ping(WAIT_S)}; }}"
+        return " || ".join([one] * RETRIES)
 
 
 def plan_ping_matrix(intent: Intent, sources: Iterable[str] | None = None,
@@ -78,8 +103,54 @@ def probes_by_host(probes: Iterable[PingProbe]) -> dict[str, list[PingProbe]]:
     return dict(out)
 
 
+def burst_script(probes: Sequence[PingProbe]) -> str:
+    """One host's probes as ONE script: every first echo at once, then, at once, the retries
+    of each probe whose echo failed; each probe's output delimited as `batch_script` does (so
+    `split_batch` reads it). One process per echo: no subshell per probe."""
+    lines = ['d=$(mktemp -d "${TMPDIR:-/tmp}/fabric-ping.XXXXXX") || exit 99']
+    for i, p in enumerate(probes):
+        lines.append(f'echo "{BATCH_MARK} begin {i}" >"$d/{i}"; '
+                     f'{p.ping(FIRST_WAIT_S)} >>"$d/{i}" 2>&1 </dev/null & p{i}=$!')
+    for i in range(len(probes)):
+        lines.append(f"wait $p{i}; r{i}=$?")
+    for i, p in enumerate(probes):
+        lines.append(f'q{i}=; if [ $r{i} != 0 ]; then {{ {p.retries()}; }} >>"$d/{i}" 2>&1 '
+                     f'</dev/null & q{i}=$!; fi')
+    for i in range(len(probes)):
+        lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; }}; '
+                     f'printf "\\n{BATCH_MARK} end {i} exit=%s\\n" $r{i} >>"$d/{i}"')
+    if probes:
+        lines.append('cat "$d"/*')
+    lines.append('rm -rf "$d"')
+    return "\n".join(lines) + "\n"
+
+
+def read_burst(probes: Sequence[PingProbe], output: str) -> list[PingFact]:
+    """The PingFacts of a `burst_script` run, one per probe in order."""
+    return [ping_fact(p, job.text, job.exit_code)
+            for p, job in zip(probes, split_batch(output, len(probes)), strict=True)]
+
+
 def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:
-    """The PingFact of one probe from its raw output (errors become `error`, never raise)."""
+    """The PingFact of one probe from its raw output, a first try and, where it failed, the
+    retry after `RETRY_MARK` (errors become `error`, never raise). Packets of both tries
+    count; messages of both are kept."""
+    if exit_code is None:
+        return _fact(probe, 0, 0, "no output came back")
+    tries = output.split(f"{RETRY_MARK}\n")
+    sent = received = 0
+    messages: list[str] = []
+    for i, text in enumerate(tries):
+        rc = exit_code if i == len(tries) - 1 else 1
+        got_sent, got_received, why = _one_try(text, rc)
+        sent, received = sent + got_sent, received + got_received
+        messages.extend(why)
+    error = "; ".join(dict.fromkeys(messages)) or None
+    return _fact(probe, sent, received, error)
+
+
+def _one_try(output: str, exit_code: int) -> tuple[int, int, list[str]]:
+    """(sent, received, messages) of one `ping` run's output."""
     messages, kept = [], []
     for line in output.splitlines():
         msg = _PING_MSG.match(line)
@@ -88,8 +159,6 @@ def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:
                 messages.append(msg.group("msg"))
             continue
         kept.append(line)
-    if exit_code is None:
-        return _fact(probe, 0, 0, "no output came back")
     result: PingResult | None = None
     try:
         records = parse("ping", "\n".join(kept) + "\n") if any(
@@ -98,14 +167,12 @@ def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:
     except ParseError as exc:
         messages.append(str(exc))
     if result is None:
-        return _fact(probe, 0, 0, "; ".join(messages) or f"ping exited {exit_code}")
-    sent, received = result.transmitted or 0, result.received or 0
+        return 0, 0, messages or [f"ping exited {exit_code}"]
     if result.local_mtu is not None:
         messages.insert(0, f"local error: message too long, mtu={result.local_mtu}")
     if result.path_mtu is not None:
         messages.insert(0, f"frag needed and DF set (mtu = {result.path_mtu})")
-    error = "; ".join(dict.fromkeys(messages)) or None
-    return _fact(probe, sent, received, error)
+    return result.transmitted or 0, result.received or 0, messages
 
 
 def _fact(probe: PingProbe, sent: int, received: int, error: str | None) -> PingFact:

@@ -1,33 +1,77 @@
 """Run the active probes a validation needs and add their facts: the ping matrix (for mtu),
 the bandwidth schedule (for bw) and nccl-tests (for nccl). Only Sparks whose facts were read
-take part."""
+take part.
+
+The probes are planned from the intent before any fact is read (`EarlyProbes`), so they ride
+along with the fact collection, in the same burst per Spark (`fabric.collect.Beside`): the
+ping matrix, the bandwidth servers' start-up and the nccl-tests search run beside the facts
+batch. When counters are judged, every host's "before" snapshot is taken first, on each
+host as soon as it is connected, and the facts, pings and the rest start once every host has
+its snapshot. The bandwidth rounds start once every ping is back: pings and bandwidth tests
+never share a NIC.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from nornir.core import Nornir
-from rich.progress import Progress
 
-from fabric.facts import Facts, NcclFact, PingFact
+from fabric.collect import Beside, Gathered
+from fabric.facts import CounterSnapshot, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
-from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
-from fabric.probes.counters import Snapshot, counter_window
-from fabric.probes.nccl import TESTS, plan_nccl, with_missing
-from fabric.probes.ping import plan_ping_matrix, probes_by_host
-from fabric.probes.schedule import BandwidthTest, plan_bandwidth
-from fabric.tasks.run_nccl_tests import find_nccl_tests, run_nccl_tests
+from fabric.probes.bandwidth import (
+    cable_facts,
+    measurements_dicts,
+    rdma_gids,
+    run_schedule,
+    server_life_s,
+)
+from fabric.probes.burst import Script
+from fabric.probes.counters import (
+    SPARK_TIMEOUT_S,
+    Snapshot,
+    counter_window,
+    rdma_map,
+    read_spark_script,
+    read_switch,
+    spark_script,
+)
+from fabric.probes.nccl import TESTS, detect_script, parse_detected, plan_nccl, with_missing
+from fabric.probes.ping import (
+    PROBE_MAX_S,
+    PingProbe,
+    burst_script,
+    plan_ping_matrix,
+    probes_by_host,
+    read_burst,
+)
+from fabric.probes.schedule import BandwidthTest, Schedule, plan_bandwidth
+from fabric.probes.servers import parse_ports
+from fabric.tasks.run_bandwidth_pair import SERVER_START_TIMEOUT_S, servers_script
+from fabric.tasks.run_nccl_tests import DETECT_TIMEOUT_S, find_nccl_tests, run_nccl_tests
 from fabric.tasks.run_ping_matrix import run_ping_matrix
 
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
 Say = Callable[[str], None]
+
+#: The most tools one bandwidth test runs (iperf3, then ib_write_bw per twin and both twins):
+#: the servers started before the facts are read live long enough for that.
+MAX_TOOLS_PER_TEST = 4
+#: Script names of the work that rides along with the facts batch.
+PING, SERVERS, COUNTERS, NCCL = "ping", "servers", "counters", "nccl"
 
 
 @dataclass(frozen=True)
 class ProbeOptions:
-    """Which probes to run and how long; duration None: the link profile's default."""
+    """Which probes to run and how long; duration None: the link profile's default.
+    `counters`: snapshot every host's counters just before and just after the probes."""
 
     ping: bool = True
     bandwidth: bool = True
@@ -35,48 +79,161 @@ class ProbeOptions:
     rate: str | None = None  # iperf3 -b per twin (None: the profile's default)
     nccl: bool = False
     hosts: frozenset[str] | None = None  # --hosts: ping only among these
+    counters: bool = False
+
+
+@dataclass(frozen=True)
+class Early:
+    """What ran alongside the facts: the pings (None: not yet), the bandwidth servers'
+    ports and the schedule they were started for, the counters' "before" snapshots, the
+    nccl-tests tools found per host (None: not looked for)."""
+
+    pings: tuple[PingFact, ...] | None = None
+    ports: dict[str, int | None] | None = None
+    servers_for: tuple[BandwidthTest, ...] = ()
+    before: dict[str, CounterSnapshot] | None = None
+    nccl_tools: dict[str, dict[str, str | None]] | None = None
+
+
+class EarlyProbes:
+    """The probes of one validation, planned from the intent for the Sparks `sparks` before
+    their facts are read. `beside()` says what each host runs around its facts
+    (`fabric.collect.Beside`); `collect` turns what came back into an `Early`."""
+
+    def __init__(self, intent: Intent, opts: ProbeOptions, sparks: Sequence[str]) -> None:
+        self.intent = intent
+        self.opts = opts
+        self.pings: dict[str, list[PingProbe]] = probes_by_host(
+            plan_ping_matrix(intent, sources=sparks, targets=opts.hosts)) if opts.ping else {}
+        self.schedule: Schedule | None = None
+        self.life_s = 0.0
+        if opts.bandwidth and len(sparks) >= 2:
+            duration = opts.duration_s or intent.profile.bandwidth_test_s
+            self.schedule = plan_bandwidth(intent, duration, hosts=sorted(sparks))
+            self.life_s = server_life_s(self.schedule, duration * MAX_TOOLS_PER_TEST)
+
+    def beside(self) -> Beside:
+        """Counters first (when judged), then pings, servers and the nccl-tests search
+        beside each Spark's facts batch."""
+        if not self.opts.counters:
+            return Beside(spark=self.spark_scripts)
+        return Beside(spark=self.spark_scripts, first_spark=self.counter_scripts,
+                      first_switch=self.switch_counters)
+
+    def counter_scripts(self, host: str) -> list[Script]:
+        """A Spark's counters snapshot, as a script."""
+        return [Script(COUNTERS, spark_script(self.intent, host), SPARK_TIMEOUT_S)]
+
+    def switch_counters(self, api: Any) -> CounterSnapshot | None:
+        """The switch's counters snapshot, on its open API connection."""
+        sw = self.intent.switch
+        return None if sw is None else read_switch(api, self.intent, sw.host)
+
+    def spark_scripts(self, host: str) -> list[Script]:
+        """A Spark's scripts beside its facts: pings, bandwidth servers, nccl-tests search."""
+        scripts: list[Script] = []
+        if host in self.pings:
+            probes = self.pings[host]
+            scripts.append(Script(PING, burst_script(probes), PROBE_MAX_S + 10,
+                                  read=lambda out: read_burst(probes, out)))
+        if self.schedule is not None:
+            script = servers_script(host, self.schedule.tests, self.life_s)
+            if script is not None:
+                scripts.append(Script(SERVERS, script, SERVER_START_TIMEOUT_S,
+                                      read=parse_ports))
+        if self.opts.nccl:
+            scripts.append(Script(NCCL, detect_script(), DETECT_TIMEOUT_S, read=parse_detected))
+        return scripts
+
+    def collect(self, facts: Facts, gathered: Mapping[str, Gathered],
+                progress: Progress | None = None) -> Early:
+        """What the hosts that answered brought back (a host that did not answer is left
+        out, as the probes that follow leave it out)."""
+        pings: list[PingFact] = []
+        ports: dict[str, int | None] = {}
+        before: dict[str, CounterSnapshot] = {}
+        tools: dict[str, dict[str, str | None]] = {}
+        rdma_of = rdma_map(facts)
+        for host, got in sorted(gathered.items()):
+            if host not in facts.sparks:
+                if got.first is not None and isinstance(got.first.switch, CounterSnapshot):
+                    before[host] = got.first.switch
+                continue
+            if got.first is not None and (out := got.first.output(COUNTERS)) is not None:
+                before[host] = read_spark_script(self.intent, host, got.first.started,
+                                                 out.output, rdma_of.get(host, {}))
+            if (out := got.beside.output(PING)) is not None:
+                found = out.value  # read in the host's task (`spark_scripts`)
+                pings.extend(found)
+                _ping_row(progress, host, found)
+            if (out := got.beside.output(SERVERS)) is not None:
+                ports.update(out.value)
+            if (out := got.beside.output(NCCL)) is not None and out.rc is not None:
+                tools[host] = out.value
+        return Early(pings=tuple(pings) if self.opts.ping else None,
+                     ports=ports if self.schedule is not None else None,
+                     servers_for=tuple(self.schedule.tests) if self.schedule is not None else (),
+                     before=before if self.opts.counters else None,
+                     nccl_tools=tools if self.opts.nccl else None)
+
+
+def _ping_row(progress: Progress | None, host: str, found: Sequence[PingFact],
+              failed: str | None = None) -> None:
+    if progress is None:
+        return
+    lost = sum(1 for f in found if f.received == 0)
+    status = ("[red]failed" if failed else "[green]done" if not lost
+              else f"[yellow]{lost} lost")
+    progress.add_task(f"ping {host}", total=1, completed=1,
+                      status=f"{len(found)} pings: {status}")
 
 
 def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | None = None,
               targets: frozenset[str] | None = None) -> tuple[PingFact, ...]:
     """The ping matrix from every reachable Spark (to `targets` only, if given), each host's
-    pings in one batch."""
+    pings in one parallel burst."""
     probes = plan_ping_matrix(intent, sources=sorted(facts.sparks), targets=targets)
     by_host = probes_by_host(probes)
     sub = nr.filter(filter_func=lambda h: h.name in by_host)
-    rows = {}
-    if progress is not None:
-        for host in sorted(by_host):
-            rows[host] = progress.add_task(f"ping {host}", total=1,
-                                           status=f"{len(by_host[host])} pings")
     agg = sub.run(task=run_ping_matrix, probes=probes, name="ping matrix", raise_on_error=False)
     out: list[PingFact] = []
     for host, plist in sorted(by_host.items()):
         multi = agg.get(host)
         if multi is None or multi.failed:
             why = "probe did not run" if multi is None else str(multi[0].exception)[:200]
-            out.extend(PingFact(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev, p.dst_addr,
-                                p.payload, 0, 0, error=f"probe failed: {why}",
-                                link_id=p.link_id) for p in plist)
-            status = "[red]failed"
+            found = [PingFact(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev, p.dst_addr,
+                              p.payload, 0, 0, error=f"probe failed: {why}",
+                              link_id=p.link_id) for p in plist]
+            _ping_row(progress, host, found, failed=why)
         else:
-            out.extend(multi[0].result)
-            lost = sum(1 for f in multi[0].result if f.received == 0)
-            status = "[green]done" if not lost else f"[yellow]{lost} lost"
-        if progress is not None:
-            progress.update(rows[host], completed=1, status=status)
+            found = multi[0].result
+            _ping_row(progress, host, found)
+        out.extend(found)
     return tuple(out)
 
 
+def _same_tests(a: Sequence[BandwidthTest], b: Sequence[BandwidthTest]) -> bool:
+    """Whether servers started for tests `a` serve tests `b` (same pairs, twins, addresses)."""
+    def key(tests: Sequence[BandwidthTest]) -> list[tuple[Any, ...]]:
+        return [(t.index, t.client, t.server, t.legs) for t in tests]
+    return key(a) == key(b)
+
+
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
-                  progress: Progress | None = None, say: Say | None = None) -> Facts:
-    """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`."""
+                  progress: Progress | None = None, say: Say | None = None,
+                  early: Early | None = None) -> Facts:
+    """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`.
+    The servers `early` started are used when they were started for this very schedule."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
     rate = opts.rate or intent.profile.iperf3_rate_per_twin
     probe = plan_bandwidth(intent, duration, hosts=sorted(facts.sparks))
     gids, no_rdma = rdma_gids(probe, facts)
     phases = 1 + (3 if gids else 0)
     schedule = plan_bandwidth(intent, duration * phases, hosts=sorted(facts.sparks))
+    ports = None
+    if early is not None and early.ports is not None and _same_tests(early.servers_for,
+                                                                      schedule.tests):
+        ports = early.ports
     if say is not None:
         say(schedule.describe())
         if no_rdma:
@@ -92,12 +249,13 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                             f"{pairs}")
 
     started = time.monotonic()
-    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round)
+    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports)
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
             "iperf3_rate": rate or "unlimited",
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
+            "servers": "started with the facts" if ports is not None else "started first",
             "rdma": "ib_write_bw per twin and both twins" if gids else
             "skipped: " + (_grouped(no_rdma) or "no tests"),
             "measurements": measurements_dicts(measured)}
@@ -105,12 +263,15 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                                schedule=info)
 
 
-def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None) -> Facts:
-    """Find nccl-tests on every reachable Spark (absent tools go to `missing`), then run each
-    test installed everywhere from rank 0; facts with `nccl`."""
-    sub = nr.filter(filter_func=lambda h: h.name in facts.sparks)
-    agg = sub.run(task=find_nccl_tests, name="find nccl-tests", raise_on_error=False)
-    found = {h: m[0].result for h, m in agg.items() if not m.failed}
+def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None,
+             found: Mapping[str, Mapping[str, str | None]] | None = None) -> Facts:
+    """Find nccl-tests on every reachable Spark (absent tools go to `missing`; `found`: the
+    search already ran), then run each test installed everywhere from rank 0; facts with
+    `nccl`."""
+    if found is None:
+        sub = nr.filter(filter_func=lambda h: h.name in facts.sparks)
+        agg = sub.run(task=find_nccl_tests, name="find nccl-tests", raise_on_error=False)
+        found = {h: m[0].result for h, m in agg.items() if not m.failed}
     facts = with_missing(facts, found)
     jobs = plan_nccl(intent, facts, found)
     if not jobs:
@@ -133,25 +294,43 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None) -
 
 def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                progress: Progress | None = None, say: Say | None = None,
-               snapshot: Snapshot | None = None) -> Facts:
+               snapshot: Snapshot | None = None, early: Early | None = None,
+               started: float | None = None,
+               mark: Callable[[str], None] | None = None) -> Facts:
     """The facts plus what the selected probes measured; with `snapshot`, also the counters
-    read just before and just after the probes (`Facts.counters`)."""
-    before = snapshot() if snapshot is not None else None
-    started = time.monotonic()
+    read just before and just after the probes (`Facts.counters`). `early`: what already ran
+    with the facts (pings, servers, the "before" snapshot, from `started`). `mark(phase)` is
+    called as each phase ends."""
+    def done(phase: str) -> None:
+        if mark is not None:
+            mark(phase)
+
+    early = early or Early()
+    before = early.before
+    if snapshot is not None and before is None:
+        before, started = snapshot(), None
+        done("counters before")
+    started = time.monotonic() if started is None else started
     ran: list[str] = []
     if opts.ping and facts.sparks:
-        facts = dataclasses.replace(facts, pings=run_pings(nr, intent, facts, progress,
-                                                           opts.hosts))
+        pings = early.pings
+        if pings is None:
+            pings = run_pings(nr, intent, facts, progress, opts.hosts)
+            done("pings")
+        facts = dataclasses.replace(facts, pings=pings)
         ran.append("ping")
     if opts.bandwidth and len(facts.sparks) >= 2:
-        facts = run_bandwidth(nr, intent, facts, opts, progress, say)
+        facts = run_bandwidth(nr, intent, facts, opts, progress, say, early)
         ran.append("bandwidth")
+        done("bandwidth")
     if opts.nccl and facts.sparks:
-        facts = run_nccl(nr, intent, facts, say)
+        facts = run_nccl(nr, intent, facts, say, early.nccl_tools)
         ran.append("nccl")
+        done("nccl")
     if snapshot is not None and before is not None:
         window = counter_window(before, snapshot(), ran, time.monotonic() - started)
         facts = dataclasses.replace(facts, counters=window)
+        done("counters after")
     return facts
 
 

@@ -1,5 +1,10 @@
 """Start measurement servers in the background on a free port each, and wait until they
-listen; the script prints ``@@port <key> <port>`` per server (``@@port <key> -`` on failure)."""
+listen; the script prints ``@@port <key> <port>`` per server (``@@port <key> -`` on failure).
+
+The listening ports are listed once (`ss`), each server gets the next port not in the list
+and all start at once; then the list is re-read until every server listens (bounded, polled
+every `POLL_S`): a few processes for the whole batch, not a `ss` per port and per poll.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,14 @@ from dataclasses import dataclass
 
 _PORT = re.compile(r"^@@port (\S+) (\d+|-)\s*$", re.M)
 
+#: Seconds between two looks at the listening ports (the first look comes after one: a
+#: server needs about that long to start), and the most looks.
+POLL_S = 0.05
+POLLS = 100
+
 _PRELUDE = """\
-busy() { ss -Hltn "sport = :$1" | grep -q . ; }
-listening() { i=0; until busy "$1"; do i=$((i+1)); [ $i -gt 100 ] && return 1; sleep 0.05; done; }
+listening() { echo " $(ss -Hltn | awk '{n=split($4, a, ":"); printf "%s ", a[n]}') "; }
+used=$(listening)
 """
 
 
@@ -25,16 +35,24 @@ class Server:
 
 
 def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
-    """Script that starts each server on the first free port from `base_port` up."""
+    """Script that starts each server on the next free port from `base_port` up (all at
+    once), waits until each listens (or has exited: it never will) and prints its port."""
     lines = [_PRELUDE, f"p={base_port}"]
-    for s in servers:
+    for i, s in enumerate(servers):
         cmd = s.command.replace("{port}", "$p")
         lines += [
-            'while busy "$p"; do p=$((p+1)); done',
+            'while case "$used" in *" $p "*) true;; *) false;; esac; do p=$((p+1)); done',
             f"setsid timeout {s.life_s:g} {cmd} >/dev/null 2>&1 </dev/null &",
-            f'if listening "$p"; then echo "@@port {s.key} $p"; else echo "@@port {s.key} -"; fi',
-            "p=$((p+1))",
+            f"s{i}=$p; k{i}=$!; ok{i}=; p=$((p+1))",
         ]
+    lines.append(f"i=0; while :; do sleep {POLL_S:g}; now=$(listening); w=0")
+    for i in range(len(servers)):
+        lines.append(f'  [ -n "$ok{i}" ] || case "$now" in *" $s{i} "*) ok{i}=1;; '
+                     f'*) ! kill -0 $k{i} 2>/dev/null || w=1;; esac')
+    lines.append(f"  [ $w = 0 ] && break; i=$((i+1)); [ $i -ge {POLLS} ] && break; done")
+    for i, s in enumerate(servers):
+        lines.append(f'if [ -n "$ok{i}" ]; then echo "@@port {s.key} $s{i}"; '
+                     f'else echo "@@port {s.key} -"; fi')
     return "\n".join(lines) + "\n"
 
 

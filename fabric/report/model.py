@@ -68,20 +68,24 @@ class Report:
     facts_errors: dict[str, str] = field(default_factory=dict)
     #: The judged fabric's state (`fabric.fingerprint`); `fabric gate` compares it live.
     fingerprint: dict[str, Any] = field(default_factory=dict)
+    #: The checks the run selected (`fabric validate --only` narrows them); empty: not
+    #: recorded (an older or hand-made report). `fabric gate` wants every registered one.
+    checks: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, *, topology: str, intent_hash: str, started: str, duration_s: float,
               results: Iterable[CheckResult], lab: str | None = None,
               families: Iterable[str] = (), schedule: Mapping[str, Any] | None = None,
               facts_errors: Mapping[str, str] | None = None,
-              fingerprint: Mapping[str, Any] | None = None) -> Report:
+              fingerprint: Mapping[str, Any] | None = None,
+              checks: Iterable[str] = ()) -> Report:
         """A report whose `passed` is derived from its results (no fail, no error)."""
         res = tuple(results)
         return cls(topology=topology, intent_hash=intent_hash, started=started,
                    duration_s=round(duration_s, 3), passed=not any(r.failed for r in res),
                    results=res, lab=lab, families=tuple(families),
                    schedule=dict(schedule or {}), facts_errors=dict(facts_errors or {}),
-                   fingerprint=dict(fingerprint or {}))
+                   fingerprint=dict(fingerprint or {}), checks=tuple(checks))
 
     def counts(self) -> dict[str, int]:
         """Results per status, every status present (zero when none)."""
@@ -153,6 +157,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "schedule": report.schedule,
         "facts_errors": report.facts_errors,
         "fingerprint": report.fingerprint,
+        "checks": list(report.checks),
     }
 
 
@@ -211,6 +216,7 @@ def report_from_json(text: str) -> Report:
         schedule=dict(data.get("schedule") or {}),
         facts_errors=dict(data.get("facts_errors") or {}),
         fingerprint=_fingerprint(data.get("fingerprint")),
+        checks=tuple(str(c) for c in data.get("checks") or ()),
     )
 
 

@@ -8,8 +8,9 @@ Decisions (what a section that cannot be used becomes):
 - another non-zero exit, an empty output where one is required, or output the parser rejects
   (`ParseError`): a note naming the section and why; the fact stays empty or None. A garbled
   section never stops the rest of the host's facts from being built;
-- a command that was not in the batch at all (the narrow batch of `fabric gate`): no fact, no
-  note.
+- a command that was not in the batch at all (the narrow batch of `fabric gate`, or a
+  validation narrowed to some families): no fact, no note; "no RDMA devices" is only
+  concluded when the RDMA map was read.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class SectionReader:
     missing: dict[str, None] = field(default_factory=dict)  # ordered set
     notes: dict[str, None] = field(default_factory=dict)
     spare: frozenset[str] = frozenset()  # twins the intent does not use: absence is no news
+
+    def asked(self, *names: str) -> bool:
+        """Whether any of the commands `names` was in the batch."""
+        return any(name in self.commands for name in names)
 
     def _usable(self, name: str) -> Section | None:
         cmd = self.commands.get(name)
@@ -129,7 +134,7 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
     qos = {n: q for n in twins if (q := _qos(rd, n)) is not None}
     rdma = _rdma(rd)
     gids = _gids(rd)
-    if not rdma and not gids:
+    if not rdma and not gids and rd.asked("ibdev2netdev", "rdma_link"):
         rd.missing[NO_RDMA] = None
     return SparkFacts(
         host=host,
@@ -196,8 +201,7 @@ def _qos(rd: SectionReader, netdev: str) -> QosFact | None:
     found = rd.records(f"mlnx_qos:{netdev}", MlnxQos)
     if not found:
         return None
-    return QosFact(netdev=netdev, trust=found[0].trust, pfc_enabled=found[0].pfc_enabled,
-                   dscp2prio=found[0].dscp2prio)
+    return QosFact(netdev=netdev, trust=found[0].trust, pfc_enabled=found[0].pfc_enabled)
 
 
 def _rdma(rd: SectionReader) -> dict[str, str]:

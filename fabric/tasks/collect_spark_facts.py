@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from nornir.core.task import Result, Task
@@ -13,7 +14,12 @@ from fabric.neighbors import endpoint, mark_stale
 from fabric.tasks.collect_spark_build import build_spark_facts
 from fabric.tasks.collect_spark_sections import split_transcript
 from fabric.tasks.remote_exec import exec_script
-from fabric.tasks.spark_commands import gate_commands, render_script, spark_commands
+from fabric.tasks.spark_commands import (
+    SparkCommand,
+    gate_commands,
+    render_script,
+    spark_commands,
+)
 
 
 def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
@@ -43,21 +49,40 @@ def with_fresh_neighbors(intent: Intent, facts: SparkFacts) -> SparkFacts:
     return dataclasses.replace(facts, neighbors=fresh)
 
 
+def spark_batch(intent: Intent, host: str, narrow: bool = False,
+                families: Collection[str] | None = None) -> tuple[list[str], list[str],
+                                                                  tuple[SparkCommand, ...]]:
+    """(twins the builder reads, cabled twins, the batch) for one Spark: the gate's narrow
+    batch, the rows `families` need, or (None) every row."""
+    twins, used = spark_twins(intent, host)
+    if narrow:
+        return used, used, gate_commands(used)
+    return twins, used, spark_commands(twins, used, families)
+
+
+def build_from_transcript(intent: Intent, host: str, twins: Sequence[str],
+                          used: Sequence[str], commands: Sequence[SparkCommand],
+                          raw: str) -> SparkFacts:
+    """SparkFacts from one batch transcript, stale LLDP entries marked."""
+    facts = build_spark_facts(host, twins, split_transcript(raw), commands, used)
+    return with_fresh_neighbors(intent, facts)
+
+
 def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
-                        narrow: bool = False) -> Result:
+                        narrow: bool = False,
+                        families: Collection[str] | None = None) -> Result:
     """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
     LLDP neighbors (announced and read fresh, stale entries marked), versions, time sync,
     FORWARD policy, QoS - one login, one batch.
 
+    `families`: only the rows those check families need (`SparkCommand.families`; None: all).
     `narrow`: only what `fabric gate` compares (links, addresses, LLDP, GIDs, the cabled
     twins' ethtool; `spark_commands.gate_commands`). Read-only, so a dry run collects too.
     Missing tools and unparseable sections are recorded in the facts (`missing`, `notes`); a
     broken session raises and fails the host.
     """
-    twins, used = spark_twins(intent, task.host.name)
-    commands = gate_commands(used) if narrow else spark_commands(twins, used)
+    twins, used, commands = spark_batch(intent, task.host.name, narrow, families)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     raw = run_batch(conn, render_script(commands), read_timeout)
-    facts = build_spark_facts(task.host.name, used if narrow else twins,
-                              split_transcript(raw), commands, used)
-    return Result(host=task.host, result=with_fresh_neighbors(intent, facts), changed=False)
+    facts = build_from_transcript(intent, task.host.name, twins, used, commands, raw)
+    return Result(host=task.host, result=facts, changed=False)

@@ -27,7 +27,8 @@ def split_transcript(text: str) -> dict[str, Section]:
     """Sections by name. Anything before the first marker (the echoed command) is ignored.
 
     A section that opened but never closed, or an end marker that never opened, raises
-    TranscriptError naming it; the closing END section must be there.
+    TranscriptError naming it; the closing END section must be there. Trailing empty lines
+    are not part of a section's output.
     """
     sections: dict[str, Section] = {}
     current: str | None = None
@@ -46,6 +47,8 @@ def split_transcript(text: str) -> dict[str, Section]:
         else:
             if current != name:
                 raise TranscriptError(f"section {name} ended but {current} was open")
+            while body and body[-1] == "":  # the batch's newline before the end marker
+                body.pop()
             sections[name] = Section(name, "\n".join(body), int(rc))
             current = None
     if current is not None:

@@ -41,13 +41,19 @@ def start_bandwidth_servers(task: Task, tests: Sequence[BandwidthTest],
                             life_s: float) -> Result:
     """Start, in the background, one `iperf3 -s -1` per twin of every test this host serves,
     each on a free port, bounded by `timeout life_s`. Result: port per `server_key`."""
-    servers = [Server(server_key(t, leg), iperf3_server(leg.server_addr), life_s)
-               for t in tests if t.server == task.host.name for leg in t.legs]
-    if not servers or task.is_dry_run():
+    script = servers_script(task.host.name, tests, life_s)
+    if script is None or task.is_dry_run():
         return Result(host=task.host, result={}, changed=False)
     conn = task.host.get_connection("netmiko", task.nornir.config)
-    _, out = exec_script(conn, start_servers_script(servers, BASE_PORT), SERVER_START_TIMEOUT_S)
+    _, out = exec_script(conn, script, SERVER_START_TIMEOUT_S)
     return Result(host=task.host, result=parse_ports(out), changed=True)
+
+
+def servers_script(host: str, tests: Sequence[BandwidthTest], life_s: float) -> str | None:
+    """The script that starts every iperf3 server `host` serves in `tests` (None: none)."""
+    servers = [Server(server_key(t, leg), iperf3_server(leg.server_addr), life_s)
+               for t in tests if t.server == host for leg in t.legs]
+    return start_servers_script(servers, BASE_PORT) if servers else None
 
 
 def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_s: float,

@@ -40,7 +40,8 @@ def validated(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
     info = lab_factory("star4", "t-launch", switch_prepared=True)
     push = fabric("push", "--lab", info.name, "--apply")
     assert push.returncode == 0, push.stderr[-3000:]
-    val = fabric("validate", "--lab", info.name, "--only", "link,mtu,addr,route")
+    # every check: only a report that judged them all opens the gate (a `--only` pass does not)
+    val = fabric("validate", "--lab", info.name)
     assert val.returncode == 0, val.stderr[-3000:]
     return info
 

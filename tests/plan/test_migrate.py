@@ -42,12 +42,21 @@ def test_golden_markdown_and_json(src: str, dst: str) -> None:
 @pytest.mark.parametrize(("src", "dst"), PAIRS)
 def test_every_step_has_gate_families_and_rollback(src: str, dst: str) -> None:
     plan = _plan(src, dst)
-    for step in plan.steps:
+    for step in plan.steps[:-1]:
         assert step.gate.families and set(step.gate.families) <= FAMILIES, step.title
         assert f"--only {','.join(step.gate.families)}" in step.gate.command
         assert step.rollback, step.title
     phases = [s.phase for s in plan.steps]
     assert phases[0] == "precheck" and phases[-1] == "final"
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_final_gate_runs_every_check(src: str, dst: str) -> None:
+    """`fabric gate` opens only on a report that ran every check, so the last step's
+    validation has no `--only` (issue 16: a partial report keeps the gate shut)."""
+    final = _plan(src, dst).steps[-1]
+    assert final.gate.full and "--only" not in final.gate.command
+    assert final.gate.command == f"fabric validate -t {dst}"
 
 
 @pytest.mark.parametrize(("src", "dst"), PAIRS)

@@ -185,7 +185,7 @@ def test_rdma_runs_one_ib_write_bw_each_way_at_once(intents: dict[str, Intent],
 
     def fake_exec(conn: str, script: str, timeout: float) -> tuple[int, str]:
         calls.append((conn, script))
-        keys = re.findall(r'echo "@@port (\S+) \$p"', script)
+        keys = re.findall(r'echo "@@port (\S+) \$s\d+"', script)
         if keys:  # a server start: every server listens
             return 0, "".join(f"@@port {k} {5301 + i}\n" for i, k in enumerate(keys))
         jobs = script.count("ib_write_bw")

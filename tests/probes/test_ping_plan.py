@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections import Counter
 
 from fabric.intent.model import Intent
-from fabric.probes.ping import plan_ping_matrix, probes_by_host
+from fabric.probes.ping import (
+    FIRST_WAIT_S,
+    RETRIES,
+    RETRY_MARK,
+    WAIT_S,
+    burst_script,
+    plan_ping_matrix,
+    probes_by_host,
+)
 
 
 def test_star4_every_twin_pair_in_its_rail_both_ways(intents: dict[str, Intent]) -> None:
@@ -39,9 +47,28 @@ def test_sizes_are_jumbo_and_small(intents: dict[str, Intent]) -> None:
     probes = plan_ping_matrix(intents["ring4"])
     assert {p.payload for p in probes} == {8972, 56}
     jumbo = next(p for p in probes if p.payload == 8972)
-    cmd = jumbo.command()
-    assert "-M do -s 8972" in cmd and "-c 3" in cmd and "-W 1" in cmd
-    assert cmd.endswith(f"-I {jumbo.src_netdev} {jumbo.dst_addr}")
+    first = jumbo.ping(FIRST_WAIT_S)
+    assert f"-M do -s 8972 -c 1 -W {FIRST_WAIT_S:g} " in first and " -i " not in first
+    assert first.endswith(f"-I {jumbo.src_netdev} {jumbo.dst_addr}")
+    # each retry: one more echo, only when the one before was lost
+    retries = jumbo.retries().split(" || ")
+    assert len(retries) == RETRIES
+    assert all(r == f"{{ echo {RETRY_MARK}; {jumbo.ping(WAIT_S)}; }}" for r in retries)
+
+
+def test_burst_sends_one_echo_each_and_retries_only_failures(
+        intents: dict[str, Intent]) -> None:
+    """Every first echo starts at once (backgrounded, no subshell per probe); a probe's
+    retries start only when its own first echo failed; nothing sleeps."""
+    probes = plan_ping_matrix(intents["ring4"], sources=["spark01"])
+    script = burst_script(probes)
+    lines = script.splitlines()
+    firsts = [ln for ln in lines if f"-W {FIRST_WAIT_S:g} " in ln]
+    assert len(firsts) == len(probes) and all(ln.endswith("=$!") for ln in firsts)
+    retries = [ln for ln in lines if RETRY_MARK in ln]
+    assert len(retries) == len(probes)
+    assert all(ln.startswith(f"q{i}=; if [ $r{i} != 0 ]; then") for i, ln in enumerate(retries))
+    assert "sleep" not in script
 
 
 def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:

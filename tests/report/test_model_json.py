@@ -21,7 +21,7 @@ from tests.report.sample import passing_report
 
 CONTRACT_KEYS = ["schema", "topology", "intent_hash", "started", "duration_s", "passed",
                  "results"]
-EXTRA_KEYS = ["lab", "families", "schedule", "facts_errors", "fingerprint"]
+EXTRA_KEYS = ["lab", "families", "schedule", "facts_errors", "fingerprint", "checks"]
 RESULT_KEYS = ["check", "status", "host", "link", "expected", "actual", "message", "hint"]
 
 

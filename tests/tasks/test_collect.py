@@ -95,7 +95,10 @@ def test_every_host_one_batch_each(target: Target, monkeypatch: pytest.MonkeyPat
         assert len(fake.channels) == 1 and fake.closed
         channel = fake.channels[0]
         assert channel.closed and channel.command.startswith(LOGIN_ENV)
-        assert "r __end__ true" in channel.command  # the batch itself, no pty one-liner
+        # the batch itself (every command at once, each waited for, then the end marker),
+        # no pty one-liner
+        assert "\nr 000 " in channel.command and "\ne 000 " in channel.command
+        assert "__end__" in channel.command
 
 
 def test_unreachable_hosts_are_errors_others_complete(

@@ -25,7 +25,7 @@ def test_narrow_collection_gives_the_fingerprint_of_the_full_one(
     assert fingerprint(target.intent, narrow) == fingerprint(target.intent, full)
     assert len(fingerprint(target.intent, narrow)["lanes"]) == 4
     sent = fakes["spark01"].channels[-1].command
-    assert "$L update" in sent and "ethtool -i" not in sent and "nvidia-smi" not in sent
+    assert "lldpcli update" in sent and "ethtool -i" not in sent and "nvidia-smi" not in sent
     sw = narrow.switch
     assert sw is not None and set(sw.lanes) == {f"qsfp56-dd-{i}-1" for i in range(1, 5)}
 

@@ -113,21 +113,28 @@ def _lldp_run(tmp_path: Path, ready: int, devs: list[str]) -> tuple[str, list[st
 
 @pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
 def test_lldp_read_announces_then_waits_for_the_neighbour(tmp_path: Path) -> None:
-    """`lldpcli update` first, then the table is re-read until the cabled twin (lo here, it
-    has carrier) lists a neighbour, then the JSON; a netdev without carrier is not waited
-    for."""
+    """A cabled twin with carrier (lo here) that lists no neighbour: `lldpcli update`, then
+    the table is re-read until it does, then the JSON; a netdev without carrier is not
+    waited for."""
     out, calls = _lldp_run(tmp_path, ready=3, devs=["lo", "nosuchdev0"])
-    assert calls[0] == "update"
-    assert calls[1:] == ["-f keyvalue show neighbors"] * 3 + ["-f json show neighbors"]
+    kv = "-f keyvalue show neighbors"
+    assert calls == [kv, "update", kv, kv, "-f json show neighbors"]
     assert json.loads(out) == {"lldp": {}}
+
+
+@pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
+def test_lldp_in_steady_state_reads_twice(tmp_path: Path) -> None:
+    """Every cabled twin hears its neighbour: nothing to announce or wait for."""
+    _, calls = _lldp_run(tmp_path, ready=1, devs=["lo", "nosuchdev0"])
+    assert calls == ["-f keyvalue show neighbors", "-f json show neighbors"]
 
 
 @pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
 def test_lldp_wait_is_bounded(tmp_path: Path) -> None:
     _, calls = _lldp_run(tmp_path, ready=0, devs=["lo"])
     tries = int(LLDP_WAIT_S / 0.1)
-    assert calls == ["update"] + ["-f keyvalue show neighbors"] * tries + [
-        "-f json show neighbors"]
+    kv = "-f keyvalue show neighbors"
+    assert calls == [kv, "update"] + [kv] * tries + ["-f json show neighbors"]
 
 
 def test_gate_batch_is_narrow() -> None:

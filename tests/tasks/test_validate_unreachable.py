@@ -111,3 +111,21 @@ def test_exit_3_when_only_hosts_were_unreachable_1_when_a_reachable_host_failed(
     assert (report.passed, exit_code(report)) == (False, 1)
     report = _report(intent, [r for r in unreachable_only if r.check != REACHABLE_CHECK])
     assert exit_code(report) == 0
+
+
+def test_timings_say_where_the_run_went_also_when_nothing_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("FABRIC_ROUTEROS_PORT", "1")
+    monkeypatch.setenv("FABRIC_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    inv = write_inventory(tmp_path / "inv")
+    timings = tmp_path / "timings.json"
+    code, _, err = run_cli(["validate", "-i", str(inv), "-t", "star4", "--only", "link",
+                            "--timings", str(timings)], capsys)
+    assert code == 3, err
+    data = json.loads(timings.read_text())
+    assert [p["phase"] for p in data["phases"]] == ["intent", "facts", "checks",
+                                                    "report"]
+    assert all(p["s"] >= 0 and p["end_s"] >= p["start_s"] for p in data["phases"])
+    assert data["total_s"] == data["phases"][-1]["end_s"] and data["imports_s"] >= 0

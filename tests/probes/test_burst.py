@@ -1,0 +1,131 @@
+"""One burst per Spark: the scripts run side by side in one exec channel (a real shell here),
+each output and exit status comes back whole; the ping burst's retries; the servers' start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from fabric.intent.model import Intent
+from fabric.probes.burst import Script, exec_burst, split_burst
+from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
+from fabric.probes.run import COUNTERS, NCCL, PING, SERVERS, EarlyProbes, ProbeOptions
+from fabric.probes.servers import Server, parse_ports, start_servers_script
+from fabric.tasks.remote_exec import LOGIN_ENV
+from tests.tasks.helpers import FakeSession
+
+
+def test_scripts_run_side_by_side_and_come_back_whole(tmp_path: Path) -> None:
+    """The second script waits for a file the first writes: both finish only because they
+    run at the same time; each output (a last line without newline too) and exit status
+    comes back whole, from one exec channel."""
+    go = tmp_path / "go"
+    session = FakeSession()
+    scripts = [
+        Script("first", f"echo one; touch {go}; printf 'no newline'", 10, login=True),
+        Script("second", f"i=0; until [ -e {go} ]; do i=$((i+1)); [ $i -gt 500 ] && exit 9; "
+               "sleep 0.01; done; echo two; exit 3", 10),
+        Script("third", "exit 0", 10),
+    ]
+    outs = exec_burst(session, scripts)
+    assert [(o.name, o.rc, o.output, o.value) for o in outs][1:] == [
+        ("second", 3, "two\n", None), ("third", 0, "", None)]
+    assert [(o.name, o.rc, o.output) for o in outs] == [
+        ("first", 0, "one\nno newline\n"), ("second", 3, "two\n"), ("third", 0, "")]
+    [channel] = session.channels
+    assert channel.command.count(LOGIN_ENV) == 1
+
+
+def test_a_cut_burst_gives_the_missing_scripts_no_status() -> None:
+    scripts = [Script("a", "", 1), Script("b", "", 1)]
+    outs = split_burst(scripts, "@@fabric-burst begin 0\nx\n\n@@fabric-burst end 0 rc=0\n"
+                                "@@fabric-burst begin 1\npartial\n")
+    assert [(o.rc, o.output) for o in outs] == [(0, "x\n"), (None, "")]
+
+
+def _probe(payload: int = 8972) -> PingProbe:
+    return PingProbe("spark01", "va", "spark02", "vb", "198.18.9.2", payload, "l1")
+
+
+LOST = ("PING 198.18.9.2 (198.18.9.2) from 198.18.9.1 va: 8972(9000) bytes of data.\n\n"
+        "--- 198.18.9.2 ping statistics ---\n"
+        "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n\n")
+GOT = ("PING 198.18.9.2 (198.18.9.2) from 198.18.9.1 va: 8972(9000) bytes of data.\n"
+       "8980 bytes from 198.18.9.2: icmp_seq=1 ttl=64 time=0.051 ms\n\n"
+       "--- 198.18.9.2 ping statistics ---\n"
+       "1 packets transmitted, 1 received, 0% packet loss, time 0ms\n"
+       "rtt min/avg/max/mdev = 0.051/0.051/0.051/0.000 ms\n")
+
+
+def test_a_lost_first_echo_answered_by_a_retry_passes_with_every_packet_counted() -> None:
+    fact = ping_fact(_probe(), LOST + f"{RETRY_MARK}\n" + GOT, 0)
+    assert (fact.sent, fact.received, fact.error) == (2, 1, None)
+
+
+def test_three_lost_echoes_are_a_lost_probe() -> None:
+    out = LOST + f"{RETRY_MARK}\n" + LOST + f"{RETRY_MARK}\n" + LOST
+    fact = ping_fact(_probe(), out, 1)
+    assert (fact.sent, fact.received, fact.error) == (3, 0, None)
+
+
+def test_a_local_error_is_kept_from_every_try() -> None:
+    err = ("PING 198.18.9.2 (198.18.9.2) from 198.18.9.1 va: 8972(9000) bytes of data.\n"
+           "ping: local error: message too long, mtu=1500\n\n"
+           "--- 198.18.9.2 ping statistics ---\n"
+           "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n")
+    fact = ping_fact(_probe(), err + f"{RETRY_MARK}\n" + err, 1)
+    assert fact.received == 0 and fact.error == "local error: message too long, mtu=1500"
+
+
+def _server(key: str, listen: bool) -> Server:
+    code = ("import socket, sys, time; s = socket.socket(); "
+            "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(3)"
+            if listen else "import sys; sys.exit(1)")
+    return Server(key, f'{sys.executable} -c "{code}" {{port}}', 5)
+
+
+def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for() -> None:
+    holder = subprocess.Popen([sys.executable, "-c", "import socket, time; s = socket.socket(); "
+                               "s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname()[1], "
+                               "flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        taken = int(holder.stdout.readline())
+        script = start_servers_script([_server("0.0", True), _server("0.1", False),
+                                       _server("1.0", True)], taken)
+        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
+                              timeout=20, check=False)
+        ports = parse_ports(done.stdout)
+        assert ports["0.1"] is None  # exited at once: reported, not waited 5 s for
+        assert ports["0.0"] is not None and ports["1.0"] is not None
+        assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+        assert script.count("ss -Hltn") == 1  # one listing function, not one per port
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
+    intent = intents["star4"]
+    sparks = [h.name for h in intent.sparks]
+    plain = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=True, nccl=True), sparks)
+    beside = plain.beside()
+    assert not beside.has_first  # no counters: nothing has to come first
+    assert beside.spark is not None
+    assert [s.name for s in beside.spark("spark01")] == [PING, SERVERS, NCCL]
+    counted = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=True, counters=True),
+                          sparks).beside()
+    assert counted.first_spark is not None and counted.spark is not None
+    # the counters' "before" snapshot first, everywhere; the pings only after it
+    assert [s.name for s in counted.first_spark("spark01")] == [COUNTERS]
+    assert [s.name for s in counted.spark("spark01")] == [PING, SERVERS]
+    only_mtu = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=False), sparks).beside()
+    assert only_mtu.spark is not None
+    assert [s.name for s in only_mtu.spark("spark01")] == [PING]
+
+
+def test_a_script_is_read_where_it_ran() -> None:
+    """`read` turns a script's output into its value as the burst comes back."""
+    outs = exec_burst(FakeSession(), [Script("n", "echo 41", 5, read=lambda o: int(o) + 1)])
+    assert outs[0].value == 42

@@ -1,0 +1,54 @@
+"""The CLI starts light: registering every command imports none of the heavy libraries (they
+load inside the command that needs them), so `fabric --help` and `fabric gate` start at once.
+(How long it takes is measured in bench/, never asserted here.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import fabric.push.runner
+import fabric.push.verify
+from fabric.cli import push as push_cli
+
+#: Libraries no command may import just to be registered.
+HEAVY = ("nornir", "netmiko", "paramiko", "networkx", "pydantic", "routeros_api", "textfsm",
+         "jinja2", "validators", "fabric.intent.model", "fabric.facts", "fabric.collect",
+         "fabric.validate", "fabric.push.runner", "fabric.launch.render", "fabric.report.html",
+         "rich.progress", "rich.table")
+
+_LOADED = """
+import json, sys
+{code}
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules(code: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", _LOADED.format(code=code)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return set(json.loads(done.stdout))
+
+
+def _heavy(loaded: set[str]) -> list[str]:
+    return sorted(m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_registering_every_command_imports_nothing_heavy() -> None:
+    loaded = _modules("from fabric.cli import _register\n_register()")
+    assert "fabric.cli.validate" in loaded and "fabric.cli.push" in loaded
+    assert _heavy(loaded) == []
+
+
+def test_the_gate_reads_a_report_without_the_heavy_libraries() -> None:
+    loaded = _modules("import fabric.gate, fabric.cli.gate\n"
+                      "from fabric.report.model import report_from_json")
+    assert _heavy(loaded) == []
+
+
+def test_push_option_defaults_are_the_push_constants() -> None:
+    """`fabric push` repeats two defaults so that it need not import the push machinery to
+    start; they must stay the push code's own."""
+    assert push_cli.DEFAULT_WORKERS == fabric.push.runner.DEFAULT_WORKERS
+    assert push_cli.LINK_WAIT_S == fabric.push.verify.LINK_WAIT_S
