@@ -36,21 +36,21 @@ def fingerprint(intent: Intent, facts: Facts) -> dict[str, Any]:
     """The fingerprint of what `facts` say about the cabled twins and lanes of `intent` (hosts
     without facts are left out: a report with unreachable hosts never passes anyway)."""
     sparks: dict[str, dict[str, Any]] = {}
-    for plan in intent.interfaces():
-        sf = facts.sparks.get(plan.host)
+    for intended in intent.interfaces():
+        sf = facts.sparks.get(intended.host)
         if sf is None:
             continue
-        nd = sf.netdevs.get(plan.netdev)
-        eth = sf.ethtool.get(plan.netdev)
-        sparks[f"{plan.host}:{plan.netdev}"] = {
+        nd = sf.netdevs.get(intended.netdev)
+        eth = sf.ethtool.get(intended.netdev)
+        sparks[f"{intended.host}:{intended.netdev}"] = {
             "admin_up": nd.admin_up if nd else None,
             "carrier": nd.carrier if nd else None,
             "speed_mbps": eth.speed_mbps if eth else None,
             "mtu": nd.mtu if nd else None,
             "addresses": sorted(nd.addresses) if nd else [],
-            "lldp": _lldp(intent, sf.neighbors, plan.netdev),
+            "lldp": _lldp(intent, sf.neighbors, intended.netdev),
             "gids": sorted(f"{g.index}:{g.gid}:{g.gid_type}" for g in sf.gids
-                           if g.netdev == plan.netdev),
+                           if g.netdev == intended.netdev),
         }
     lanes: dict[str, dict[str, Any]] = {}
     sw = facts.switch

@@ -176,7 +176,7 @@ LiveReader = Callable[["Target"], tuple[dict[str, Any], dict[str, str]]]
 def live_fingerprint(target: Target) -> tuple[dict[str, Any], dict[str, str]]:
     """The target's fingerprint read now: the narrow facts batch on every Spark (one SSH
     session each) and the switch (one API session), in parallel."""
-    from fabric.collect import collect_facts
+    from fabric.collect.gather import collect_facts
     from fabric.fingerprint import fingerprint
 
     facts = collect_facts(target, narrow=True)

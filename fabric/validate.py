@@ -18,7 +18,7 @@ inputs, so a `--only` report still carries the whole fingerprint (and `fabric ga
 on a report that judged every check). The ping matrix, the bandwidth servers' start-up and
 the nccl-tests search run in the same burst per Spark as the facts
 (`fabric.probes.run.EarlyProbes`); with counters judged, after every host's "before"
-snapshot. The Spark sessions are exec-only (`fabric.connections.exec_ssh`).
+snapshot. The Spark sessions are exec-only (`fabric.remote.transport`).
 """
 
 from __future__ import annotations
@@ -30,19 +30,19 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import validators
-from fabric.collect import ROLES, gather_facts
-from fabric.connections.exec_ssh import exec_only
+from fabric.collect.gather import ROLES, gather_facts
+from fabric.collect.spark_commands import FINGERPRINT
 from fabric.errors import InputError
 from fabric.facts import Facts
 from fabric.fingerprint import fingerprint
 from fabric.intent.model import Intent
-from fabric.nornir_setup import make_nornir
 from fabric.probes.counters import snapshot_reader
 from fabric.probes.run import EarlyProbes, ProbeOptions, run_probes
 from fabric.redact import redact
+from fabric.remote.nornir_setup import make_nornir
+from fabric.remote.transport import exec_only
 from fabric.report.model import REACHABLE_CHECK, CheckResult, Report
 from fabric.target import Target
-from fabric.tasks.spark_commands import FINGERPRINT
 
 if TYPE_CHECKING:
     from rich.progress import Progress

@@ -18,11 +18,11 @@ def check_plan(intent: Intent, facts: Facts, out: Out) -> None:
     for host, sf in out.sparks(intent):
         planned = {p.netdev: p for p in intent.interfaces(host)}
         for netdev in fabric_netdevs(intent, host):
-            plan = planned.get(netdev)
+            intended = planned.get(netdev)
             nd = sf.netdevs.get(netdev)
             have = sorted(nd.addresses) if nd else []
-            want = [str(plan.address)] if plan else []
-            link = plan.link_id if plan else None
+            want = [str(intended.address)] if intended else []
+            link = intended.link_id if intended else None
             if not want and not have:
                 continue
             if have == want:

@@ -87,7 +87,7 @@ def _fix(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
     if occupied and any(planned.get(z) == there for z in occupied):
         return f"swap the cables at {there} and {want}"
     if occupied:
-        return f"move the cable at {there} to {want} (and the cable now at {want} to its plan)"
+        return f"move the cable at {there} to {want} (and the cable now at {want} to its intended)"
     return f"move the cable at {there} to {want}"
 
 

@@ -251,11 +251,11 @@ class Ports:
         return None
 
     def twins(self) -> Iterator[Port]:
-        for plan, _ in self.out.twins(self.intent):
-            pair = self._pair(plan.host, plan.link_id)
+        for intended, _ in self.out.twins(self.intent):
+            pair = self._pair(intended.host, intended.link_id)
             if pair is not None:
-                yield Port(plan.host, plan.netdev, plan.link_id, where(plan),
-                           pair[0].ports.get(plan.netdev), pair[1].ports.get(plan.netdev))
+                yield Port(intended.host, intended.netdev, intended.link_id, where(intended),
+                           pair[0].ports.get(intended.netdev), pair[1].ports.get(intended.netdev))
 
     def lanes(self) -> Iterator[Port]:
         sw = self.intent.switch

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fabric.facts import Facts, LaneFact, SparkFacts, SwitchFacts
-from fabric.intent.model import Intent, InterfacePlan, LanePlan, Link, SwitchPlan
+from fabric.intent.model import Intent, InterfaceIntent, LanePlan, Link, SwitchPlan
 from fabric.report.model import CheckResult, Status
 
 
@@ -53,12 +53,12 @@ class Out:
             if sf is not None:
                 yield h.name, sf
 
-    def twins(self, intent: Intent) -> Iterator[tuple[InterfacePlan, SparkFacts]]:
+    def twins(self, intent: Intent) -> Iterator[tuple[InterfaceIntent, SparkFacts]]:
         """Each planned twin with its host's facts; unreachable hosts get an `error` result."""
-        for plan in intent.interfaces():
-            sf = self.spark(plan.host, plan.link_id)
+        for intended in intent.interfaces():
+            sf = self.spark(intended.host, intended.link_id)
             if sf is not None:
-                yield plan, sf
+                yield intended, sf
 
     def switch(self, host: str) -> SwitchFacts | None:
         sw = self.facts.switch
@@ -83,13 +83,13 @@ def cabled_lanes(intent: Intent, out: Out
     if intent.switch is None:
         out.skip(f"{intent.name} has no switch")
         return
-    plan = intent.switch
-    sw = out.switch(plan.host)
+    intended = intent.switch
+    sw = out.switch(intended.host)
     if sw is None:
         return
-    for lane in plan.lanes:
+    for lane in intended.lanes:
         if lane.link_id is not None:
-            yield plan, lane, sw.lanes.get(lane.name)
+            yield intended, lane, sw.lanes.get(lane.name)
 
 
 def fabric_netdevs(intent: Intent, host: str) -> dict[str, tuple[str, int]]:
@@ -99,15 +99,15 @@ def fabric_netdevs(intent: Intent, host: str) -> dict[str, tuple[str, int]]:
 
 
 def link_of_netdev(intent: Intent, host: str, netdev: str) -> str | None:
-    for plan in intent.interfaces(host):
-        if plan.netdev == netdev:
-            return plan.link_id
+    for intended in intent.interfaces(host):
+        if intended.netdev == netdev:
+            return intended.link_id
     return None
 
 
-def where(plan: InterfacePlan) -> str:
+def where(intended: InterfaceIntent) -> str:
     """`spark01 enp1s0f0np0 (p0 twin A)`."""
-    return f"{plan.host} {plan.netdev} ({plan.port} twin {'AB'[plan.twin]})"
+    return f"{intended.host} {intended.netdev} ({intended.port} twin {'AB'[intended.twin]})"
 
 
 def spark_hosts(intent: Intent) -> list[str]:

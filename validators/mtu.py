@@ -15,41 +15,43 @@ from validators.registry import check
 @check("mtu.interface")
 def check_interface(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each cabled twin's MTU against the topology MTU."""
-    for plan, sf in out.twins(intent):
-        nd = sf.netdevs.get(plan.netdev)
+    for intended, sf in out.twins(intent):
+        nd = sf.netdevs.get(intended.netdev)
         if nd is None:
-            out.skip(f"{where(plan)} not present: MTU not judged (see link.twin_up)",
-                     host=plan.host, link=plan.link_id, expected=intent.mtu)
+            out.skip(f"{where(intended)} not present: MTU not judged (see link.twin_up)",
+                     host=intended.host, link=intended.link_id, expected=intent.mtu)
         elif nd.mtu == intent.mtu:
-            out.ok(f"{where(plan)} MTU {nd.mtu}", host=plan.host, link=plan.link_id,
+            out.ok(f"{where(intended)} MTU {nd.mtu}", host=intended.host, link=intended.link_id,
                    expected=intent.mtu, actual=nd.mtu)
         else:
-            out.fail(f"{where(plan)} on {plan.link_id} has MTU {nd.mtu}, expected {intent.mtu}",
-                     host=plan.host, link=plan.link_id, expected=intent.mtu, actual=nd.mtu,
-                     hint=f"ip link set dev {plan.netdev} mtu {intent.mtu} (and set mtu: "
+            out.fail(f"{where(intended)} on {intended.link_id} has MTU {nd.mtu}, "
+                     f"expected {intent.mtu}",
+                     host=intended.host, link=intended.link_id, expected=intent.mtu, actual=nd.mtu,
+                     hint=f"ip link set dev {intended.netdev} mtu {intent.mtu} (and set mtu: "
                      f"{intent.mtu} in netplan so it survives a reboot)")
 
 
 @check("mtu.switch")
 def check_switch(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each cabled lane: mtu >= topology MTU and l2mtu >= the planned l2mtu."""
-    for plan, lane, fact in cabled_lanes(intent, out):
-        expected = {"mtu": intent.mtu, "l2mtu": plan.l2mtu}
+    for intended, lane, fact in cabled_lanes(intent, out):
+        expected = {"mtu": intent.mtu, "l2mtu": intended.l2mtu}
         if fact is None:
-            out.skip(f"{plan.host}:{lane.name} not listed: MTU not judged "
-                     "(see link.switch_lane)", host=plan.host, link=lane.link_id)
+            out.skip(f"{intended.host}:{lane.name} not listed: MTU not judged "
+                     "(see link.switch_lane)", host=intended.host, link=lane.link_id)
             continue
         actual = {"mtu": fact.mtu, "l2mtu": fact.l2mtu}
         low = [k for k in ("mtu", "l2mtu") if (actual[k] or 0) < expected[k]]
         if not low:
-            out.ok(f"{plan.host}:{lane.name} mtu {fact.mtu} l2mtu {fact.l2mtu}",
-                   host=plan.host, link=lane.link_id, expected=expected, actual=actual)
+            out.ok(f"{intended.host}:{lane.name} mtu {fact.mtu} l2mtu {fact.l2mtu}",
+                   host=intended.host, link=lane.link_id, expected=expected, actual=actual)
             continue
-        out.fail(f"{plan.host}:{lane.name} ({lane.link_id}): "
+        out.fail(f"{intended.host}:{lane.name} ({lane.link_id}): "
                  + ", ".join(f"{k} {actual[k]} < {expected[k]}" for k in low)
                  + ": jumbo frames to and from " + str(lane.cabled_to) + " vanish silently",
-                 host=plan.host, link=lane.link_id, expected=expected, actual=actual,
-                 hint=f"/interface/ethernet/set {lane.name} l2mtu={plan.l2mtu} mtu={intent.mtu}")
+                 host=intended.host, link=lane.link_id, expected=expected, actual=actual,
+                 hint=f"/interface/ethernet/set {lane.name} l2mtu={intended.l2mtu} "
+                      f"mtu={intent.mtu}")
 
 
 @dataclass(frozen=True)

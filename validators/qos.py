@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabric.facts import Facts, QosFact, SwitchQosFact
-from fabric.intent.model import Intent, InterfacePlan
+from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.platforms import RoceQos, roce_qos
 from validators.judge import Out, reference, where
 from validators.registry import check
@@ -30,27 +30,27 @@ def check_consistent(intent: Intent, facts: Facts, out: Out) -> None:
 
 def _lossless(intent: Intent, facts: Facts, out: Out) -> None:
     r = roce_qos()
-    sw_plan = intent.switch
-    assert sw_plan is not None  # a lossless topology has a switch (static check)
-    sw = out.switch(sw_plan.host)
+    sw_intended = intent.switch
+    assert sw_intended is not None  # a lossless topology has a switch (static check)
+    sw = out.switch(sw_intended.host)
     q = sw.qos if sw is not None else None
     if sw is not None and q is None:
-        out.fail(f"{sw_plan.host}: its QoS was not collected, so the switch end of no cable "
-                 "can be judged", host=sw_plan.host,
+        out.fail(f"{sw_intended.host}: its QoS was not collected, so the switch end of no cable "
+                 "can be judged", host=sw_intended.host,
                  hint="collect the switch's QoS menus (/interface/ethernet/switch/qos/...) "
                  "with the facts")
     elif q is not None and q.error is not None:
-        out.fail(f"{sw_plan.host}: QoS menus unreadable: {q.error}", host=sw_plan.host,
+        out.fail(f"{sw_intended.host}: QoS menus unreadable: {q.error}", host=sw_intended.host,
                  hint="lossless RoCE needs RouterOS 7.15+ (7.17 recommended) on the switch")
         q = None
     if q is not None:
-        _switch_wide(sw_plan.host, q, r, out)
-    lanes = {lp.link_id: lp.name for lp in sw_plan.lanes if lp.link_id}
-    for plan, sf in out.twins(intent):
-        lane = lanes.get(plan.link_id)
+        _switch_wide(sw_intended.host, q, r, out)
+    lanes = {lp.link_id: lp.name for lp in sw_intended.lanes if lp.link_id}
+    for intended, sf in out.twins(intent):
+        lane = lanes.get(intended.link_id)
         if lane is None:
             continue
-        _cable(sw_plan.host, lane, plan, q, sf.qos.get(plan.netdev), sf.missing, r, out)
+        _cable(sw_intended.host, lane, intended, q, sf.qos.get(intended.netdev), sf.missing, r, out)
 
 
 def _switch_wide(host: str, q: SwitchQosFact, r: RoceQos, out: Out) -> None:
@@ -97,20 +97,20 @@ def _twin_end(qf: QosFact | None, r: RoceQos) -> dict[str, Any] | None:
             f"dscp{r.dscp}": prio if qf.trust == "dscp" else None}
 
 
-def _cable(host: str, lane: str, plan: InterfacePlan, q: SwitchQosFact | None,
+def _cable(host: str, lane: str, intended: InterfaceIntent, q: SwitchQosFact | None,
            qf: QosFact | None, missing: tuple[str, ...], r: RoceQos, out: Out) -> None:
     """One twin and the lane it rides: both ends must trust DSCP, run PFC on the RoCE
     priority alone, and put DSCP 26 into it."""
     key = f"dscp{r.dscp}"
     want = {"trust": "dscp", "pfc": [r.priority], key: r.priority}
     sw_end, twin_end = _switch_end(lane, q, r), _twin_end(qf, r)
-    lane_label, twin_label = f"{host} {lane}", where(plan)
+    lane_label, twin_label = f"{host} {lane}", where(intended)
     actual = {"switch": sw_end, "twin": twin_end}
     if twin_end is None:
         why = ("mlnx_qos is not installed" if "mlnx_qos" in missing
                else "its mlnx_qos settings were not read")
         out.fail(f"{twin_label}: {why}, so the twin's end of {lane_label} cannot be judged",
-                 host=plan.host, link=plan.link_id, expected=want, actual=actual,
+                 host=intended.host, link=intended.link_id, expected=want, actual=actual,
                  hint="install mlnx_qos (NVIDIA mlnx-tools), then `fabric push --apply`")
         return
     if sw_end is None:
@@ -119,8 +119,8 @@ def _cable(host: str, lane: str, plan: InterfacePlan, q: SwitchQosFact | None,
     twin_ok = {k: twin_end[k] for k in want} == want
     if sw_ok and twin_ok:
         out.ok(f"{lane_label} and {twin_label} agree: trust DSCP, PFC on priority "
-               f"{r.priority}, DSCP {r.dscp} -> {r.priority}", host=plan.host,
-               link=plan.link_id, expected=want, actual=actual)
+               f"{r.priority}, DSCP {r.dscp} -> {r.priority}", host=intended.host,
+               link=intended.link_id, expected=want, actual=actual)
         return
     diff = [k for k in want if sw_end[k] != twin_end[k]]
     ends = (f"{lane_label} (trust-l3 {sw_end['trust-l3']}, PFC {sw_end['pfc']}, DSCP "
@@ -130,10 +130,10 @@ def _cable(host: str, lane: str, plan: InterfacePlan, q: SwitchQosFact | None,
             else "agree, but not on the lossless class")
     fix_lane = (f"/interface/ethernet/switch/qos/port set {lane} trust-l3={r.trust_l3} "
                 f"pfc={r.pfc_profile}")
-    fix_twin = f"mlnx_qos -i {plan.netdev} --trust dscp --pfc {r.pfc_bits}"
+    fix_twin = f"mlnx_qos -i {intended.netdev} --trust dscp --pfc {r.pfc_bits}"
     hint = " ; ".join(f for ok, f in ((sw_ok, fix_lane), (twin_ok, fix_twin)) if not ok)
     out.fail(f"{ends} {what}: half a lossless class is worse than none",
-             host=host if not sw_ok else plan.host, link=plan.link_id, expected=want,
+             host=host if not sw_ok else intended.host, link=intended.link_id, expected=want,
              actual=actual, hint=f"{hint} (or `fabric push --apply`)")
 
 
@@ -150,11 +150,11 @@ def _name(key: str, r: RoceQos) -> str:
 
 def _lossy(intent: Intent, facts: Facts, out: Out) -> None:
     seen = []
-    for plan in intent.interfaces():
-        sf = facts.sparks.get(plan.host)
-        q = sf.qos.get(plan.netdev) if sf else None
+    for intended in intent.interfaces():
+        sf = facts.sparks.get(intended.host)
+        q = sf.qos.get(intended.netdev) if sf else None
         if q is not None:
-            seen.append((plan, (q.trust, tuple(sorted(q.pfc_enabled)))))
+            seen.append((intended, (q.trust, tuple(sorted(q.pfc_enabled)))))
     if not any(trust == "dscp" or pfc for _, (trust, pfc) in seen):
         out.skip(f"topology {intent.name} is qos: lossy: the NICs' and the switch's QoS "
                  "defaults are left as they are, nothing to judge (set `qos: lossless` for "
@@ -163,22 +163,23 @@ def _lossy(intent: Intent, facts: Facts, out: Out) -> None:
     ref = reference((p.host, v) for p, v in seen)
     want = {"trust": ref[0], "pfc": list(ref[1])}
     have = {(p.host, p.netdev) for p, _ in seen}
-    for plan in intent.interfaces():
-        if (plan.host, plan.netdev) not in have and plan.host in facts.sparks:
-            out.fail(f"{plan.host} {plan.netdev}: no QoS settings while other twins use "
-                     f"trust {ref[0]} PFC {list(ref[1])}", host=plan.host, link=plan.link_id,
+    for intended in intent.interfaces():
+        if (intended.host, intended.netdev) not in have and intended.host in facts.sparks:
+            out.fail(f"{intended.host} {intended.netdev}: no QoS settings while other twins use "
+                     f"trust {ref[0]} PFC {list(ref[1])}", host=intended.host,
+                     link=intended.link_id,
                      expected=want, actual=None,
-                     hint=f"mlnx_qos -i {plan.netdev} --trust {ref[0]} --pfc "
+                     hint=f"mlnx_qos -i {intended.netdev} --trust {ref[0]} --pfc "
                      + ",".join("1" if i in ref[1] else "0" for i in range(8)))
-    for plan, value in seen:
+    for intended, value in seen:
         actual = {"trust": value[0], "pfc": list(value[1])}
         if value == ref:
-            out.ok(f"{plan.host} {plan.netdev}: trust {value[0]} PFC {list(value[1])} (the "
+            out.ok(f"{intended.host} {intended.netdev}: trust {value[0]} PFC {list(value[1])} (the "
                    f"topology is qos: lossy; these twins carry lossless settings alike)",
-                   host=plan.host, link=plan.link_id, expected=want, actual=actual)
+                   host=intended.host, link=intended.link_id, expected=want, actual=actual)
         else:
-            out.fail(f"{plan.host} {plan.netdev}: trust {value[0]} PFC {list(value[1])}, "
-                     f"other twins use trust {ref[0]} PFC {list(ref[1])}", host=plan.host,
-                     link=plan.link_id, expected=want, actual=actual,
-                     hint=f"mlnx_qos -i {plan.netdev} --trust {ref[0]} --pfc "
+            out.fail(f"{intended.host} {intended.netdev}: trust {value[0]} PFC {list(value[1])}, "
+                     f"other twins use trust {ref[0]} PFC {list(ref[1])}", host=intended.host,
+                     link=intended.link_id, expected=want, actual=actual,
+                     hint=f"mlnx_qos -i {intended.netdev} --trust {ref[0]} --pfc "
                      + ",".join("1" if i in ref[1] else "0" for i in range(8)))

@@ -12,27 +12,27 @@ from validators.registry import check
 def check_bridge(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges each cabled lane: in the planned bridge, with hardware offload on."""
     sw = facts.switch
-    for plan, lane, fact in cabled_lanes(intent, out):
+    for intended, lane, fact in cabled_lanes(intent, out):
         assert sw is not None
-        ports = {p for b in sw.bridges if b.name == plan.bridge for p in b.ports}
-        bridge = fact.bridge if fact and fact.bridge else (plan.bridge if lane.name in ports
+        ports = {p for b in sw.bridges if b.name == intended.bridge for p in b.ports}
+        bridge = fact.bridge if fact and fact.bridge else (intended.bridge if lane.name in ports
                                                            else None)
         hw = fact.hw_offload if fact else None
-        expected = {"bridge": plan.bridge, "hw_offload": True}
+        expected = {"bridge": intended.bridge, "hw_offload": True}
         actual = {"bridge": bridge, "hw_offload": hw}
-        if bridge == plan.bridge and hw is True:
-            out.ok(f"{plan.host}:{lane.name} in bridge {bridge}, hw offload on",
-                   host=plan.host, link=lane.link_id, expected=expected, actual=actual)
+        if bridge == intended.bridge and hw is True:
+            out.ok(f"{intended.host}:{lane.name} in bridge {bridge}, hw offload on",
+                   host=intended.host, link=lane.link_id, expected=expected, actual=actual)
             continue
-        if bridge != plan.bridge:
+        if bridge != intended.bridge:
             what = f"is in bridge {bridge}" if bridge else "is in no bridge"
-            fix = (f"/interface/bridge/port add bridge={plan.bridge} interface={lane.name} "
+            fix = (f"/interface/bridge/port add bridge={intended.bridge} interface={lane.name} "
                    "hw=yes" if bridge is None else
                    f"/interface/bridge/port set [find interface={lane.name}] "
-                   f"bridge={plan.bridge} hw=yes")
+                   f"bridge={intended.bridge} hw=yes")
         else:
             what = "has hardware offload off (the switch CPU forwards it)"
             fix = f"/interface/bridge/port set [find interface={lane.name}] hw=yes"
-        out.fail(f"{plan.host}:{lane.name} to {lane.cabled_to} ({lane.link_id}) {what}; "
-                 f"expected bridge {plan.bridge} with hw offload", host=plan.host,
+        out.fail(f"{intended.host}:{lane.name} to {lane.cabled_to} ({lane.link_id}) {what}; "
+                 f"expected bridge {intended.bridge} with hw offload", host=intended.host,
                  link=lane.link_id, expected=expected, actual=actual, hint=fix)

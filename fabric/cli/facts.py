@@ -53,7 +53,7 @@ def facts_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from fabric.cli import err_console
-    from fabric.collect import collect_facts
+    from fabric.collect.gather import collect_facts
     from fabric.facts import facts_to_json
 
     target = resolve_target(lab, inventory, topology)

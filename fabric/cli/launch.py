@@ -22,7 +22,7 @@ TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehe
 
 if TYPE_CHECKING:
     from fabric.launch.apply import LaunchMeta
-    from fabric.launch.plan import LaunchPlan
+    from fabric.launch.spec import LaunchSpec
     from fabric.report.model import Report
     from fabric.target import Target
 
@@ -84,15 +84,15 @@ def _gid_index(report: Report | None) -> int | None:
     return None
 
 
-def _plan(target: Target, entry: str, report: Report | None) -> LaunchPlan:
-    from fabric.launch.plan import build_plan
+def _spec(target: Target, entry: str, report: Report | None) -> LaunchSpec:
+    from fabric.launch.spec import build_spec
 
     mgmt = None
     if target.lab:
         from fabric.lab.registry import load_lab
 
         mgmt = load_lab(target.lab).mgmt
-    return build_plan(target.intent, entry=entry, gid_index=_gid_index(report),
+    return build_spec(target.intent, entry=entry, gid_index=_gid_index(report),
                       mgmt_addresses=mgmt)
 
 
@@ -150,7 +150,7 @@ def _ring_tp_check(target: Target, engine: str, tp: int, force: bool, log: Path)
     _log(log, warning)
 
 
-def _apply(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
+def _apply(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
            api_port: int, forced: bool, health_timeout: float, log: Path,
            meta: LaunchMeta) -> None:
     """Start the scripts, wait for health, print per node; exit 0 / 1 / 3."""
@@ -162,7 +162,7 @@ def _apply(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
     def progress(msg: str) -> None:
         err_console.print(f"[dim]{msg}[/]", highlight=False)
 
-    out = apply_launch(target, plan, engine, files, api_port, forced, health_timeout,
+    out = apply_launch(target, spec, engine, files, api_port, forced, health_timeout,
                        progress, meta)
     rec = out.record
     _log(log, f"apply {engine} run {rec.run_id} forced={rec.forced} pids "
@@ -237,8 +237,8 @@ def _render_cmd(engine: str) -> None:
         With --apply, start them on the nodes and wait until the API is healthy."""
         from fabric.cli import err_console
         from fabric.launch.engines import engine_args, split_engine_args
-        from fabric.launch.plan import with_extra_env, with_ip_addresses
         from fabric.launch.render import container_name, effective_tp, render
+        from fabric.launch.spec import with_extra_env, with_ip_addresses
 
         target = resolve_target(lab, inventory, topology)
         if front is not Front.nginx and engine != "dp":
@@ -249,14 +249,14 @@ def _render_cmd(engine: str) -> None:
         if apply:
             _refuse_second_launch(target)
         passed = _gate(target, report, max_age, force, out / "launch.log", live=apply)
-        plan = with_extra_env(_plan(target, entry, passed), extra)
+        spec = with_extra_env(_spec(target, entry, passed), extra)
         if engine == "vllm":
-            plan = with_ip_addresses(plan)
-        tp_size = effective_tp(plan, engine, tp, pp)
+            spec = with_ip_addresses(spec)
+        tp_size = effective_tp(spec, engine, tp, pp)
         _ring_tp_check(target, engine, tp_size, force, out / "launch.log")
-        files = render(plan, engine, model=model, tp=tp, pp=pp, api_port=api_port,
+        files = render(spec, engine, model=model, tp=tp, pp=pp, api_port=api_port,
                        container=image, engine_args=args.args, front=front.value)
-        names = {r.host: container_name(engine, r.host) for r in plan.ranks} if image else {}
+        names = {r.host: container_name(engine, r.host) for r in spec.ranks} if image else {}
         out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             path = out / name
@@ -264,15 +264,15 @@ def _render_cmd(engine: str) -> None:
             if name.endswith(".sh"):
                 path.chmod(0o755)
         (out / "plan.json").write_text(json.dumps(
-            {"topology": plan.topology, "intent_hash": plan.intent_hash, "engine": engine,
-             "entry": plan.entry, "master_addr": plan.master_addr, "tp": tp_size, "pp": pp,
-             "ranks": [r.__dict__ for r in plan.ranks],
-             "env": [v.__dict__ for v in plan.env],
+            {"topology": spec.topology, "intent_hash": spec.intent_hash, "engine": engine,
+             "entry": spec.entry, "master_addr": spec.master_addr, "tp": tp_size, "pp": pp,
+             "ranks": [r.__dict__ for r in spec.ranks],
+             "env": [v.__dict__ for v in spec.env],
              "container": {"image": image, "names": names} if image else None,
              "preset": args.preset, "engine_args": list(args.args),
              "front": front.value if engine == "dp" else None}, indent=2) + "\n")
         err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
-                          f"(ranks: {', '.join(r.host for r in plan.ranks)})", highlight=False)
+                          f"(ranks: {', '.join(r.host for r in spec.ranks)})", highlight=False)
         err_console.print(f"container: {image} (docker run, names fabric-{engine}-<node>)"
                           if image else "container: none (bare metal)", highlight=False)
         err_console.print("engine arguments: " + (" ".join(args.args) or "(none)")
@@ -281,7 +281,7 @@ def _render_cmd(engine: str) -> None:
         if apply:
             from fabric.launch.apply import LaunchMeta
 
-            _apply(target, plan, engine, files, api_port, passed is None, health_timeout,
+            _apply(target, spec, engine, files, api_port, passed is None, health_timeout,
                    out / "launch.log", LaunchMeta(names, image, args.preset, args.args, extra))
 
     command.__name__ = f"launch_{engine}"
@@ -322,12 +322,12 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
                          f"have (`make demo` installs only what validation needs). {TORCH_HINT}")
     target = resolve_target(lab, inventory, topology)
     passed = _gate(target, report, max_age, force, Path("launch-out") / "launch.log")
-    plan = _plan(target, entry, passed)
+    spec = _spec(target, entry, passed)
     overrides = _env_pairs(set_env)
-    err_console.print(f"rehearsing {backend.value} across {plan.world_size} ranks "
-                      f"({', '.join(r.host for r in plan.ranks)}), rendezvous "
-                      f"{plan.master_addr}:29500")
-    result = rehearse(target, plan, backend=backend.value, python=python or sys.executable,
+    err_console.print(f"rehearsing {backend.value} across {spec.world_size} ranks "
+                      f"({', '.join(r.host for r in spec.ranks)}), rendezvous "
+                      f"{spec.master_addr}:29500")
+    result = rehearse(target, spec, backend=backend.value, python=python or sys.executable,
                       sizes=(min_bytes, max_bytes), iters=iters, timeout=timeout,
                       overrides=overrides)
     if result.no_torch:

@@ -13,7 +13,7 @@ from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
 
 if TYPE_CHECKING:
     from fabric.push.apply import PushOutcome
-    from fabric.push.model import PushPlan
+    from fabric.push.model import ChangeSet
 
 #: The option defaults: `fabric.push.runner.DEFAULT_WORKERS` and `fabric.push.verify.
 #: LINK_WAIT_S`, repeated so that the CLI starts without importing the push machinery
@@ -61,10 +61,10 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
                    lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False),
                    adopt=adopt_foreign, link_wait_s=link_wait)
     scrub = target.credentials.scrub
-    show_plan(out.plan)
-    total = out.plan.changes
+    show_changes(out.changeset)
+    total = out.changeset.changes
     if not apply:
-        err_console.print(f"dry run: {total} changes on {len(out.plan.hosts_with_changes())} "
+        err_console.print(f"dry run: {total} changes on {len(out.changeset.hosts_with_changes())} "
                           f"hosts; nothing applied (use --apply)", highlight=False)
     elif total == 0:
         err_console.print("0 changes: everything already matches the intent; nothing applied",
@@ -73,22 +73,22 @@ def push(ctx: typer.Context, lab: str | None = LabOpt, inventory: Path | None = 
         _report_failure(out, scrub)
     else:
         err_console.print(f"[green]applied {total} changes[/] on "
-                          f"{', '.join(out.plan.hosts_with_changes())} and verified "
+                          f"{', '.join(out.changeset.hosts_with_changes())} and verified "
                           f"(run {out.run_id}, {out.duration_s:.1f}s)", highlight=False)
     if out.run_id:
         typer.echo(f"RUN_ID {out.run_id}")
         err_console.print(f"backup: {out.run_dir}", highlight=False, markup=False)
-    for host, why in out.plan.refused.items():
+    for host, why in out.changeset.refused.items():
         err_console.print(f"REFUSED {host} (nothing changed there): {scrub(why)}",
                           style="red", highlight=False, markup=False, soft_wrap=True)
-    if out.plan.switch is not None and out.plan.switch.refused:
+    if out.changeset.switch is not None and out.changeset.switch.refused:
         err_console.print("nothing is changed on any host while the switch is refused: the "
                           "fabric depends on it", style="red", highlight=False, markup=False)
-    if out.plan.errors or out.plan.refused:
-        reasons = "; ".join(f"{h}: {scrub(why)}" for h, why in sorted(out.plan.errors.items()))
+    if out.changeset.errors or out.changeset.refused:
+        reasons = "; ".join(f"{h}: {scrub(why)}" for h, why in sorted(out.changeset.errors.items()))
         parts = [f"unreachable hosts: {reasons}"] if reasons else []
-        if out.plan.refused:
-            parts.append(f"refused hosts: {', '.join(out.plan.refused)}")
+        if out.changeset.refused:
+            parts.append(f"refused hosts: {', '.join(out.changeset.refused)}")
         if out.exit_code == 3:
             raise RunIncomplete(f"{'; '.join(parts)} (the others were handled)")
         err_console.print("; ".join(parts), highlight=False, markup=False)
@@ -114,20 +114,20 @@ def _report_failure(out: PushOutcome, scrub: Callable[[str], str]) -> None:
                           f"run {out.run_id}", style="yellow", markup=False)
 
 
-def show_plan(plan: PushPlan) -> None:
+def show_changes(changeset: ChangeSet) -> None:
     """Per host: netplan diff, commands and API sets (old -> new), warnings and notes."""
     from fabric.cli import err_console
-    from fabric.tasks.apply_spark_config import plan_text
+    from fabric.push.apply_spark_config import change_text
 
-    for host, sp in sorted(plan.sparks.items()):
+    for host, sp in sorted(changeset.sparks.items()):
         refused = " [red](refused: not applied)[/]" if sp.refused else ""
         err_console.print(f"[bold]{host}[/]: {sp.changes} changes{refused}", highlight=False)
         if sp.changes:
-            err_console.print(_indent(plan_text(sp)), markup=False, highlight=False)
+            err_console.print(_indent(change_text(sp)), markup=False, highlight=False)
         for note in sp.notes:
             err_console.print(f"  note: {note}", style="dim", markup=False, highlight=False)
-    if plan.switch is not None:
-        sw = plan.switch
+    if changeset.switch is not None:
+        sw = changeset.switch
         err_console.print(f"[bold]{sw.host}[/] (RouterOS {sw.version}): {sw.changes} changes",
                           highlight=False)
         for call in sw.calls:

@@ -93,7 +93,7 @@ class Host:
 
 
 @dataclass(frozen=True)
-class InterfacePlan:
+class InterfaceIntent:
     """What one Spark netdev should look like: address, MTU, which cable it rides."""
 
     host: str
@@ -173,18 +173,18 @@ class Intent:
     def links_of(self, host: str) -> list[Link]:
         return [link for link in self.links if host in (link.a.host, link.b.host)]
 
-    def interfaces(self, host: str | None = None) -> list[InterfacePlan]:
+    def interfaces(self, host: str | None = None) -> list[InterfaceIntent]:
         """The planned fabric netdevs (of one host, or all), in a stable order."""
         out = list(self._iter_interfaces())
         return [i for i in out if host is None or i.host == host]
 
-    def _iter_interfaces(self) -> Iterator[InterfacePlan]:
+    def _iter_interfaces(self) -> Iterator[InterfaceIntent]:
         for link in self.links:
             for rail in link.rails:
                 for end, peer, ep in ((rail.a, rail.b, link.a), (rail.b, rail.a, link.b)):
                     if end.address is None or end.rdma is None:
                         continue
-                    yield InterfacePlan(end.host, end.netdev, end.rdma, ep.port, rail.twin,
+                    yield InterfaceIntent(end.host, end.netdev, end.rdma, ep.port, rail.twin,
                                         end.address, self.mtu, link.id, peer)
 
     def to_dict(self) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def default_link_training() -> float:
 
 
 @dataclass
-class PlannedHost:
+class LabHost:
     """One lab host before it is built: where it lives and what it runs."""
 
     name: str
@@ -109,10 +109,10 @@ def _labs_lock() -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def plan_hosts(lab: str, intent: Intent, slot: int) -> dict[str, PlannedHost]:
+def lab_hosts(lab: str, intent: Intent, slot: int) -> dict[str, LabHost]:
     used = sorted(intent.graph.nodes)
     others = 0
-    out: dict[str, PlannedHost] = {}
+    out: dict[str, LabHost] = {}
     for name in used:
         host = intent.hosts[name]
         index = mgmt.host_index(host.role, host.node_id, others)
@@ -125,14 +125,14 @@ def plan_hosts(lab: str, intent: Intent, slot: int) -> dict[str, PlannedHost]:
         else:
             fabric = cabling.twins_of(host)
             mgmt_if = host.mgmt_interface or names.SPARK_MGMT_IF
-        out[name] = PlannedHost(name, host.role, names.netns(lab, name), mgmt_if,
+        out[name] = LabHost(name, host.role, names.netns(lab, name), mgmt_if,
                                 str(addr.ip), addr.network.prefixlen,
                                 names.mgmt_veth(slot, name), fabric)
     return out
 
 
 def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
-            hosts: dict[str, PlannedHost], created: str, options: LabOptions) -> dict[str, Any]:
+            hosts: dict[str, LabHost], created: str, options: LabOptions) -> dict[str, Any]:
     return {"schema": SCHEMA, "name": lab, "topology": intent.name,
             "topology_source": str(source.resolve()), "created": created, "state": state,
             "slot": slot, "subnet": str(mgmt.subnet(slot)), "bridge": names.bridge(lab),
@@ -173,7 +173,7 @@ def up(topology: str, lab: str, progress: Progress = lambda _: None, *,
         taken = [int((registry.read_record(n) or {}).get("slot", 0))
                  for n in registry.list_labs()]
         slot = mgmt.free_slot(taken)
-        hosts = plan_hosts(lab, intent, slot)
+        hosts = lab_hosts(lab, intent, slot)
         d.mkdir(mode=0o755)
         created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         labfiles.write_json(d / "lab.json",
@@ -192,7 +192,7 @@ def up(topology: str, lab: str, progress: Progress = lambda _: None, *,
 
 
 def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
-           hosts: dict[str, PlannedHost], d: Path, progress: Progress,
+           hosts: dict[str, LabHost], d: Path, progress: Progress,
            options: LabOptions) -> None:
     for sub in ("ssh", "hosts", "inventory", "logs"):
         (d / sub).mkdir(mode=0o755)
@@ -224,7 +224,7 @@ def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
     load_intent(d / "topology.yaml", d / "inventory")  # the lab's own files must load
 
 
-def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) -> None:
+def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, LabHost]) -> None:
     ns.ip_batch([*(f"netns add {h.namespace}" for h in hosts.values()),
                  f"netns add {timesync.server_namespace(lab)}"])
     veths = {h.name: (h.root_veth, h.namespace, h.mgmt_if) for h in hosts.values()}
@@ -233,7 +233,7 @@ def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) ->
                  *cabling.cable_lines(lab, intent)])
     ns.ip_batch(ntp_inside, timesync.server_namespace(lab))
 
-    def inside(h: PlannedHost) -> None:
+    def inside(h: LabHost) -> None:
         lines = mgmt.host_lines(h.mgmt_if, mgmt.address(slot, int(h.mgmt_ip.split(".")[-1])))
         if h.role == "switch":
             lines += cabling.switch_lines(intent, h.name)
@@ -250,7 +250,7 @@ def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, PlannedHost]) ->
 
 
 def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
-                 hosts: dict[str, PlannedHost], d: Path, secrets: dict[str, str],
+                 hosts: dict[str, LabHost], d: Path, secrets: dict[str, str],
                  host_keys: dict[str, str], client_key: str, options: LabOptions) -> None:
     labfiles.write_topology(source, d / "topology.yaml", lab)
     labfiles.write_inventory(inventory, d / "inventory", {h: p.mgmt_ip for h, p in hosts.items()})
@@ -291,7 +291,7 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
                                mgmt_address=f"{p.mgmt_ip}/{p.mgmt_prefix}")
 
 
-def _start_host(lab: str, intent: Intent, p: PlannedHost, d: Path,
+def _start_host(lab: str, intent: Intent, p: LabHost, d: Path,
                 options: LabOptions, timeserver: str, chrony: timesync.Chrony) -> None:
     hd = d / "hosts" / p.name
     logs = d / "logs"

@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from fabric.collect import describe_failure
+from fabric.collect.gather import describe_failure
+from fabric.launch.check_launch_process import ProcessState, check_launch_process
 from fabric.launch.engines import load_engines
-from fabric.launch.plan import LaunchPlan
 from fabric.launch.render import NGINX_CONF, ROUTER_SCRIPT
+from fabric.launch.spec import LaunchSpec
+from fabric.launch.start_launch_process import StartedProcess, start_launch_process
 from fabric.launch.state import (
     LaunchRecord,
     launch_state_path,
@@ -27,12 +29,10 @@ from fabric.launch.state import (
     remote_run_dir,
     save_record,
 )
-from fabric.nornir_setup import make_nornir
+from fabric.launch.stop_launch_process import StoppedProcess, stop_launch_process
+from fabric.remote.nornir_setup import make_nornir
+from fabric.remote.shell import RemoteCommandFailed
 from fabric.target import Target
-from fabric.tasks.check_launch_process import ProcessState, check_launch_process
-from fabric.tasks.push_shell import RemoteCommandFailed
-from fabric.tasks.start_launch_process import StartedProcess, start_launch_process
-from fabric.tasks.stop_launch_process import StoppedProcess, stop_launch_process
 
 Progress = Callable[[str], None]
 NodeState = Literal["healthy", "started", "failed", "exited", "unreachable"]
@@ -70,14 +70,14 @@ class ApplyOutcome:
         return 0 if self.healthy else 1
 
 
-def health_urls(plan: LaunchPlan, engine: str, files: dict[str, str],
+def health_urls(spec: LaunchSpec, engine: str, files: dict[str, str],
                 api_port: int) -> dict[str, str | None]:
     """{health URL: host serving it}. SGLang and vLLM serve `/health` on the entry only;
     data parallel: every server the rendered front sends to (the nginx upstream servers or the
     sglang-router worker URLs; None: not a node)."""
-    addr = {r.host: r.mgmt_host or r.host for r in plan.ranks}
+    addr = {r.host: r.mgmt_host or r.host for r in spec.ranks}
     if engine != "dp":
-        return {f"http://{addr[plan.entry]}:{api_port}/health": plan.entry}
+        return {f"http://{addr[spec.entry]}:{api_port}/health": spec.entry}
     by_addr = {a: h for h, a in addr.items()}
     if NGINX_CONF in files:
         servers = _SERVER.findall(files[NGINX_CONF])
@@ -131,7 +131,7 @@ class LaunchMeta:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str, str],
+def apply_launch(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
                  api_port: int, forced: bool, health_timeout: float,
                  progress: Progress = lambda _m: None,
                  meta: LaunchMeta | None = None) -> ApplyOutcome:
@@ -139,7 +139,7 @@ def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str,
     until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
     meta = meta or LaunchMeta()
     logging.getLogger("nornir").addHandler(logging.NullHandler())  # failures are reported
-    hosts = [r.host for r in plan.ranks]
+    hosts = [r.host for r in spec.ranks]
     run_id = new_run_id()
     run_dir = remote_run_dir(run_id)
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
@@ -160,7 +160,7 @@ def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str,
                 nodes[host] = NodeOutcome(host, state, reason=reason)
                 progress(f"{host}: {state}: {reason}")
         record = LaunchRecord(
-            run_id=run_id, engine=engine, topology=plan.topology, intent_hash=plan.intent_hash,
+            run_id=run_id, engine=engine, topology=spec.topology, intent_hash=spec.intent_hash,
             lab=target.lab, forced=forced, started=datetime.now(UTC).isoformat(),
             run_dir=run_dir, pids={h: n.pid for h, n in nodes.items() if n.pid is not None},
             containers={h: c for h, c in meta.containers.items() if nodes[h].pid is not None},
@@ -168,7 +168,7 @@ def apply_launch(target: Target, plan: LaunchPlan, engine: str, files: dict[str,
             env=dict(meta.env))
         if record.pids:
             save_record(record, launch_state_path(target.lab))
-        urls = health_urls(plan, engine, files, api_port)
+        urls = health_urls(spec, engine, files, api_port)
         out = ApplyOutcome(record, nodes, dict.fromkeys(urls, False), 0.0, False)
         _wait(target, nr, out, urls, engine, run_dir, health_timeout, progress)
         return out

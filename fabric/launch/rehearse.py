@@ -6,19 +6,20 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import resources
 
-from fabric.launch.plan import LaunchPlan
 from fabric.launch.proof import marker_line
-from fabric.nornir_setup import make_nornir
+from fabric.launch.run_rehearsal_rank import run_rehearsal_rank
+from fabric.launch.spec import LaunchSpec
 from fabric.parsers import parse
 from fabric.parsers.records import NcclTestSummary
+from fabric.remote.nornir_setup import make_nornir
 from fabric.target import Target
-from fabric.tasks.run_rehearsal_rank import run_rehearsal_rank
 
-SCRIPT = Path(__file__).resolve().parents[2] / "launch" / "rehearse.py"
+#: The per-rank script, shipped inside the package (a wheel install carries it).
+SCRIPT = resources.files("fabric.launch.scripts").joinpath("rehearse.py")
 _ERROR = re.compile(r"REHEARSAL-ERROR:\s*(.*)")
-#: What launch/rehearse.py prints (exit 2) where torch cannot be imported.
+#: What fabric/launch/scripts/rehearse.py prints (exit 2) where torch cannot be imported.
 NO_TORCH = "torch is not importable"
 
 
@@ -34,7 +35,7 @@ class RehearsalResult:
     outputs: dict[str, str] = field(default_factory=dict)  # host -> its rank's output
 
 
-def rank_env(plan: LaunchPlan, rank: int, port: int,
+def rank_env(spec: LaunchSpec, rank: int, port: int,
              overrides: dict[str, str] | None = None, backend: str = "gloo") -> dict[str, str]:
     """The launch env for one rank, plus torch.distributed's rendezvous variables.
 
@@ -42,9 +43,9 @@ def rank_env(plan: LaunchPlan, rank: int, port: int,
     NCCL uses cuda:0 of the devices the node exposes. CUDA_VISIBLE_DEVICES is left to the
     node (or `--env`); gloo runs on CPU and hides the GPUs so it never initialises CUDA.
     """
-    env = {v.name: v.value for v in plan.env if v.value}
-    env.update(RANK=str(rank), WORLD_SIZE=str(plan.world_size), LOCAL_RANK="0",
-               LOCAL_WORLD_SIZE="1", GROUP_RANK=str(rank), MASTER_ADDR=plan.master_addr,
+    env = {v.name: v.value for v in spec.env if v.value}
+    env.update(RANK=str(rank), WORLD_SIZE=str(spec.world_size), LOCAL_RANK="0",
+               LOCAL_WORLD_SIZE="1", GROUP_RANK=str(rank), MASTER_ADDR=spec.master_addr,
                MASTER_PORT=str(port))
     if backend == "gloo":
         env["CUDA_VISIBLE_DEVICES"] = ""
@@ -52,25 +53,25 @@ def rank_env(plan: LaunchPlan, rank: int, port: int,
     return env
 
 
-def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: str = "python3",
+def rehearse(target: Target, spec: LaunchSpec, backend: str = "gloo", python: str = "python3",
              sizes: tuple[str, str] = ("1M", "16M"), iters: int = 5, port: int = 29500,
              timeout: float = 60.0, overrides: dict[str, str] | None = None) -> RehearsalResult:
     """Run every rank at once through Nornir (one SSH session per node) and judge rank 0.
     NCCL on a ring runs with NCCL_DEBUG=INFO (unless overridden), so a subnet-aware NCCL's
     "Subnet-aware routing" line shows in the output."""
     logging.getLogger("nornir").addHandler(logging.NullHandler())  # problems are reported
-    if backend == "nccl" and plan.kind == "ring":
+    if backend == "nccl" and spec.kind == "ring":
         overrides = {"NCCL_DEBUG": "INFO", **(overrides or {})}
-    hosts = [r.host for r in plan.ranks]
+    hosts = [r.host for r in spec.ranks]
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
     script = SCRIPT.read_text()
     args = ["--backend", backend, "-b", sizes[0], "-e", sizes[1], "-n", str(iters),
             "--timeout", str(int(timeout))]
-    rank_of = {r.host: r.rank for r in plan.ranks}
+    rank_of = {r.host: r.rank for r in spec.ranks}
     results = nr.run(
         task=lambda task: run_rehearsal_rank(
             task, script=script,
-            env=rank_env(plan, rank_of[task.host.name], port, overrides, backend),
+            env=rank_env(spec, rank_of[task.host.name], port, overrides, backend),
             python=python, args=args, timeout=timeout))
     problems: dict[str, str] = {}
     outputs: dict[str, str] = {}
@@ -81,7 +82,7 @@ def rehearse(target: Target, plan: LaunchPlan, backend: str = "gloo", python: st
         if res.failed:
             m = _ERROR.search(text)
             problems[host] = target.credentials.scrub(m.group(1) if m else text[-400:])
-    output = outputs.get(plan.entry, "")
+    output = outputs.get(spec.entry, "")
     busbw: dict[str, float] = {}
     rows: list[dict[str, object]] = []
     if not problems:

@@ -1,4 +1,4 @@
-"""Render per-node launch scripts (SGLang, vLLM+Ray, data parallel + its front) from a plan:
+"""Render per-node launch scripts (SGLang, vLLM+Ray, data parallel + its front) from a spec:
 bare metal, or each engine in a container (`docker run` with what a Spark needs)."""
 
 from __future__ import annotations
@@ -6,15 +6,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import jinja2
 
 from fabric.launch.engines import load_engines
-from fabric.launch.plan import EnvVar, LaunchPlan, Rank
+from fabric.launch.spec import EnvVar, LaunchSpec, Rank
 from fabric.launch.state import RUN_ID_VAR, RUN_LABEL
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "launch" / "templates"
 ENGINES = ("sglang", "vllm", "dp")
 FRONTS = ("nginx", "sglang-router")
 NGINX_CONF = "nginx-fabric-dp.conf"
@@ -37,7 +35,7 @@ class Container:
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("fabric.launch", "templates"),
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["shquote"] = shlex.quote
@@ -59,9 +57,9 @@ def arg_groups(args: Sequence[str]) -> list[list[str]]:
     return groups
 
 
-def node_env(plan: LaunchPlan, rank: Rank, engine: str) -> list[EnvVar]:
-    """The plan's environment plus what only this node sets (vLLM: its own IP)."""
-    env = list(plan.env)
+def node_env(spec: LaunchSpec, rank: Rank, engine: str) -> list[EnvVar]:
+    """The spec's environment plus what only this node sets (vLLM: its own IP)."""
+    env = list(spec.env)
     if engine == "vllm" and not any(v.name == "VLLM_HOST_IP" for v in env):
         env.append(EnvVar("VLLM_HOST_IP", rank.fabric_addr, "the IP Ray registers for this "
                           "node (--node-ip-address): otherwise vLLM takes the default-route "
@@ -92,12 +90,12 @@ def container_for(engine: str, host: str, image: str, model: str, env: Sequence[
     return Container(image, name, argv)
 
 
-def effective_tp(plan: LaunchPlan, engine: str, tp: int | None, pp: int = 1) -> int:
+def effective_tp(spec: LaunchSpec, engine: str, tp: int | None, pp: int = 1) -> int:
     """The tensor-parallel size rendered: `tp`, else every node (vLLM: divided by PP)."""
-    return tp or (plan.world_size // pp if engine == "vllm" else plan.world_size)
+    return tp or (spec.world_size // pp if engine == "vllm" else spec.world_size)
 
 
-def render(plan: LaunchPlan, engine: str, model: str, tp: int | None = None, pp: int = 1,
+def render(spec: LaunchSpec, engine: str, model: str, tp: int | None = None, pp: int = 1,
            api_port: int = 30000, dist_port: int = 20000, ray_port: int = 6379,
            container: str | None = None, engine_args: Sequence[str] = (),
            front: str = "nginx") -> dict[str, str]:
@@ -106,45 +104,45 @@ def render(plan: LaunchPlan, engine: str, model: str, tp: int | None = None, pp:
     if front not in FRONTS:
         raise ValueError(f"front {front!r}: one of {', '.join(FRONTS)}")
     env = _env()
-    tp = effective_tp(plan, engine, tp, pp)
+    tp = effective_tp(spec, engine, tp, pp)
     titles = {"sglang": f"SGLang TP{tp} launch", "vllm": f"vLLM + Ray TP{tp} PP{pp} launch",
               "dp": "data-parallel server launch"}
     extra = arg_groups(engine_args)
     out: dict[str, str] = {}
-    for rank in plan.ranks:
-        variables = node_env(plan, rank, engine)
-        head = engine == "vllm" and rank.host == plan.entry
+    for rank in spec.ranks:
+        variables = node_env(spec, rank, engine)
+        head = engine == "vllm" and rank.host == spec.entry
         box = (container_for(engine, rank.host, container, model, variables, stdin=head)
                if container else None)
         out[f"{rank.host}-{engine}.sh"] = env.get_template(f"{engine}.sh.j2").render(
-            plan=plan, rank=rank, engine=engine, title=titles[engine], model=model, tp=tp,
+            spec=spec, rank=rank, engine=engine, title=titles[engine], model=model, tp=tp,
             pp=pp, api_port=api_port, dist_port=dist_port, ray_port=ray_port, env=variables,
-            command=_command(plan, rank, engine, model, tp, pp, api_port, dist_port, ray_port,
+            command=_command(spec, rank, engine, model, tp, pp, api_port, dist_port, ray_port,
                              extra),
             container=box)
     if engine == "dp":
         if front == "nginx":
             out[NGINX_CONF] = env.get_template("dp-nginx.conf.j2").render(
-                plan=plan, api_port=api_port, listen_port=FRONT_PORT, max_fails=3,
+                spec=spec, api_port=api_port, listen_port=FRONT_PORT, max_fails=3,
                 fail_timeout="30s")
         else:
             out[ROUTER_SCRIPT] = env.get_template("dp-sglang-router.sh.j2").render(
-                plan=plan, api_port=api_port, listen_port=FRONT_PORT, max_fails=3)
+                spec=spec, api_port=api_port, listen_port=FRONT_PORT, max_fails=3)
     return out
 
 
-def _command(plan: LaunchPlan, rank: Rank, engine: str, model: str, tp: int, pp: int,
+def _command(spec: LaunchSpec, rank: Rank, engine: str, model: str, tp: int, pp: int,
              api_port: int, dist_port: int, ray_port: int,
              extra: list[list[str]]) -> list[list[str]]:
     """The engine's own command on this node, one flag group per line."""
-    entry = rank.host == plan.entry
+    entry = rank.host == spec.entry
     if engine == "sglang":
         where = _q("--host", "0.0.0.0", "--port", str(api_port)) if entry else _q(
             "--port", str(api_port))
         return [_q("python3", "-m", "sglang.launch_server"), _q("--model-path", model),
-                _q("--tp-size", str(tp)), _q("--nnodes", str(plan.world_size)),
+                _q("--tp-size", str(tp)), _q("--nnodes", str(spec.world_size)),
                 _q("--node-rank", str(rank.rank)),
-                _q("--dist-init-addr", f"{plan.master_addr}:{dist_port}"),
+                _q("--dist-init-addr", f"{spec.master_addr}:{dist_port}"),
                 _q("--trust-remote-code"), where, *extra]
     if engine == "dp":
         return [_q("python3", "-m", "sglang.launch_server"), _q("--model-path", model),
@@ -154,5 +152,5 @@ def _command(plan: LaunchPlan, rank: Rank, engine: str, model: str, tp: int, pp:
                 _q("--pipeline-parallel-size", str(pp)),
                 _q("--distributed-executor-backend", "ray"),
                 _q("--host", "0.0.0.0", "--port", str(api_port)), *extra]
-    return [_q("ray", "start", "--block", f"--address={plan.master_addr}:{ray_port}",
+    return [_q("ray", "start", "--block", f"--address={spec.master_addr}:{ray_port}",
                f"--node-ip-address={rank.fabric_addr}")]

@@ -4,7 +4,7 @@ between two topologies."""
 from __future__ import annotations
 
 from fabric.intent.model import Intent
-from fabric.launch.plan import build_plan
+from fabric.launch.spec import build_spec
 from fabric.plan.model import EnvChange
 
 
@@ -14,9 +14,9 @@ def launch_env(intent: Intent) -> dict[str, str]:
     sparks = intent.sparks
     if not sparks:
         return {}
-    plan = build_plan(intent, entry=sparks[0].name)
-    env = {v.name: v.value for v in plan.env if v.value}
-    env["--nnodes"] = str(plan.world_size)
+    spec = build_spec(intent, entry=sparks[0].name)
+    env = {v.name: v.value for v in spec.env if v.value}
+    env["--nnodes"] = str(spec.world_size)
     return env
 
 

@@ -20,9 +20,9 @@ from nornir.core import Nornir
 
 from fabric.facts import BandwidthFact, Facts
 from fabric.probes.measure import Measurement
+from fabric.probes.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
 from fabric.probes.schedule import BandwidthTest, Crossing, Schedule
 from fabric.probes.tools import SLACK_S
-from fabric.tasks.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
 
 RoundHook = Callable[[int, tuple[BandwidthTest, ...]], None]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabric.tasks.remote_exec import LOGIN_ENV, exec_script
+from fabric.remote.exec import LOGIN_ENV, exec_script
 
 MARK = "@@fabric-burst"
 _BEGIN = re.compile(rf"^{MARK} begin (\d+)$")

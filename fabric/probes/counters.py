@@ -24,9 +24,9 @@ from fabric.facts import CounterSnapshot, CounterWindow, Facts, PortCounters
 from fabric.intent.model import Intent
 from fabric.parsers import parse
 from fabric.parsers.records import EthtoolCounter, IpLinkStats, RdmaHwCounter
-from fabric.probes.batch import JobOutput, batch_script, split_batch
-from fabric.tasks.push_shell import routeros
-from fabric.tasks.remote_exec import exec_script
+from fabric.remote.batch import JobOutput, batch_script, split_batch
+from fabric.remote.exec import exec_script
+from fabric.remote.shell import routeros
 
 #: Counter sources (keys of `PortCounters.values`).
 IP, ETHTOOL, RDMA = "ip", "ethtool", "rdma"

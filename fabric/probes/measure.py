@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 from fabric.errors import ParseError
 from fabric.parsers.jsonread import load_json
-from fabric.probes.batch import JobOutput, batch_script, split_batch
 from fabric.probes.schedule import BandwidthTest, Crossing, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import SLACK_S, Reading, read_iperf3
-from fabric.tasks.remote_exec import exec_script
+from fabric.remote.batch import JobOutput, batch_script, split_batch
+from fabric.remote.exec import exec_script
 
 SERVER_START_TIMEOUT_S = 30.0
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from fabric.errors import ParseError
 from fabric.facts import Facts, NcclFact
 from fabric.intent.model import Intent
-from fabric.launch.plan import LaunchPlan, build_plan
+from fabric.launch.spec import LaunchSpec, build_spec
 from fabric.parsers import parse
 from fabric.parsers.records import NcclTestSummary
-from fabric.probes.batch import JobOutput
+from fabric.remote.batch import JobOutput
 
 #: The collectives run, in order; mpirun launches them.
 TESTS = ("all_reduce_perf", "all_gather_perf")
@@ -65,23 +65,23 @@ def gid_index(intent: Intent, facts: Facts, hosts: Sequence[str]) -> int | None:
         sf = facts.sparks.get(host)
         if sf is None:
             return None
-        for plan in intent.interfaces(host):
-            idx = [g.index for g in sf.gids if g.rdma == plan.rdma and g.gid_type == "RoCE v2"
-                   and g.ipv4 == str(plan.address.ip)]
+        for iface in intent.interfaces(host):
+            idx = [g.index for g in sf.gids if g.rdma == iface.rdma and g.gid_type == "RoCE v2"
+                   and g.ipv4 == str(iface.address.ip)]
             if not idx:
                 return None
             seen.add(min(idx))
     return seen.pop() if len(seen) == 1 else None
 
 
-def mpirun_command(plan: LaunchPlan, hosts: Sequence[str], binary: str) -> str:
-    """mpirun over `hosts` (a rank-ordered subset of the plan's) with the plan's environment."""
-    addr = {r.host: r.fabric_addr for r in plan.ranks}
-    ifname = plan.socket_ifname
+def mpirun_command(spec: LaunchSpec, hosts: Sequence[str], binary: str) -> str:
+    """mpirun over `hosts` (a rank-ordered subset of the spec's) with the spec's environment."""
+    addr = {r.host: r.fabric_addr for r in spec.ranks}
+    ifname = spec.socket_ifname
     parts = [MPIRUN, "-np", str(len(hosts)), "-H", ",".join(f"{addr[h]}:1" for h in hosts),
              "--bind-to", "none", "--mca", "btl_tcp_if_include", ifname,
              "--mca", "oob_tcp_if_include", ifname]
-    for var in plan.env:
+    for var in spec.env:
         if var.value:
             parts += ["-x", f"{var.name}={var.value}"]
     cmd = " ".join(shlex.quote(p) for p in parts)
@@ -90,13 +90,13 @@ def mpirun_command(plan: LaunchPlan, hosts: Sequence[str], binary: str) -> str:
 
 def plan_nccl(intent: Intent, facts: Facts,
               found: Mapping[str, Mapping[str, str | None]]) -> list[NcclJob]:
-    """One job per test installed on every reachable Spark (rank order of the launch plan),
+    """One job per test installed on every reachable Spark (rank order of the launch spec),
     with mpirun on rank 0; none with fewer than two such Sparks."""
     order = [h.name for h in intent.sparks if h.name in found and h.name in facts.sparks]
     if len(order) < 2:
         return []
-    plan = build_plan(intent, entry=order[0], gid_index=gid_index(intent, facts, order))
-    ranked = [r.host for r in plan.ranks if r.host in order]
+    spec = build_spec(intent, entry=order[0], gid_index=gid_index(intent, facts, order))
+    ranked = [r.host for r in spec.ranks if r.host in order]
     rank0 = ranked[0]
     if not found[rank0].get(MPIRUN):
         return []
@@ -105,7 +105,7 @@ def plan_nccl(intent: Intent, facts: Facts,
         if all(found[h].get(test) for h in ranked):
             binary = found[rank0][test]
             assert binary is not None
-            jobs.append(NcclJob(test, tuple(ranked), mpirun_command(plan, ranked, binary)))
+            jobs.append(NcclJob(test, tuple(ranked), mpirun_command(spec, ranked, binary)))
     return jobs
 
 

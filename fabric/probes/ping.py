@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from fabric.errors import ParseError
 from fabric.facts import PingFact
-from fabric.intent.model import Intent, InterfacePlan
+from fabric.intent.model import Intent, InterfaceIntent
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
-from fabric.probes.batch import MARK as BATCH_MARK
-from fabric.probes.batch import split_batch
+from fabric.remote.batch import MARK as BATCH_MARK
+from fabric.remote.batch import split_batch
 
 IP_ICMP_HEADERS = 28
 SMALL_PAYLOAD = 56
@@ -70,14 +70,14 @@ class PingProbe:
         return " || ".join([one] * RETRIES)
 
 
-def plan_ping_matrix(intent: Intent, sources: Iterable[str] | None = None,
+def ping_probes(intent: Intent, sources: Iterable[str] | None = None,
                      small: int = SMALL_PAYLOAD,
                      targets: Iterable[str] | None = None) -> list[PingProbe]:
     """Probes for every ordered pair of twins in one subnet (from `sources` only and to
     `targets` only, if given)."""
     wanted = None if sources is None else set(sources)
     peers = None if targets is None else set(targets)
-    by_subnet: dict[str, list[InterfacePlan]] = defaultdict(list)
+    by_subnet: dict[str, list[InterfaceIntent]] = defaultdict(list)
     for iface in intent.interfaces():
         by_subnet[str(iface.address.network)].append(iface)
     sizes = sorted({intent.mtu - IP_ICMP_HEADERS, small}, reverse=True)

@@ -3,7 +3,7 @@ the bandwidth schedule (for bw) and nccl-tests (for nccl). Only Sparks whose fac
 take part.
 
 The probes are planned from the intent before any fact is read (`EarlyProbes`), so they ride
-along with the fact collection, in the same burst per Spark (`fabric.collect.Beside`): the
+along with the fact collection, in the same burst per Spark (`fabric.collect.gather.Beside`): the
 ping matrix, the bandwidth servers' start-up and the nccl-tests search run beside the facts
 batch. When counters are judged, every host's "before" snapshot is taken first, on each
 host as soon as it is connected, and the facts, pings and the rest start once every host has
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from nornir.core import Nornir
 
-from fabric.collect import Beside, Gathered
+from fabric.collect.gather import Beside, Gathered
 from fabric.facts import CounterSnapshot, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import (
@@ -46,15 +46,15 @@ from fabric.probes.ping import (
     PROBE_MAX_S,
     PingProbe,
     burst_script,
-    plan_ping_matrix,
+    ping_probes,
     probes_by_host,
     read_burst,
 )
-from fabric.probes.schedule import BandwidthTest, Schedule, plan_bandwidth
+from fabric.probes.run_bandwidth_pair import SERVER_START_TIMEOUT_S, servers_script
+from fabric.probes.run_nccl_tests import DETECT_TIMEOUT_S, find_nccl_tests, run_nccl_tests
+from fabric.probes.run_ping_matrix import run_ping_matrix
+from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.probes.servers import parse_ports
-from fabric.tasks.run_bandwidth_pair import SERVER_START_TIMEOUT_S, servers_script
-from fabric.tasks.run_nccl_tests import DETECT_TIMEOUT_S, find_nccl_tests, run_nccl_tests
-from fabric.tasks.run_ping_matrix import run_ping_matrix
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -98,18 +98,18 @@ class Early:
 class EarlyProbes:
     """The probes of one validation, planned from the intent for the Sparks `sparks` before
     their facts are read. `beside()` says what each host runs around its facts
-    (`fabric.collect.Beside`); `collect` turns what came back into an `Early`."""
+    (`fabric.collect.gather.Beside`); `collect` turns what came back into an `Early`."""
 
     def __init__(self, intent: Intent, opts: ProbeOptions, sparks: Sequence[str]) -> None:
         self.intent = intent
         self.opts = opts
         self.pings: dict[str, list[PingProbe]] = probes_by_host(
-            plan_ping_matrix(intent, sources=sparks, targets=opts.hosts)) if opts.ping else {}
+            ping_probes(intent, sources=sparks, targets=opts.hosts)) if opts.ping else {}
         self.schedule: Schedule | None = None
         self.life_s = 0.0
         if opts.bandwidth and len(sparks) >= 2:
             duration = opts.duration_s or intent.profile.bandwidth_test_s
-            self.schedule = plan_bandwidth(intent, duration, hosts=sorted(sparks))
+            self.schedule = schedule_bandwidth(intent, duration, hosts=sorted(sparks))
             self.life_s = server_life_s(self.schedule, duration * MAX_TOOLS_PER_TEST)
 
     def beside(self) -> Beside:
@@ -192,7 +192,7 @@ def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | Non
               targets: frozenset[str] | None = None) -> tuple[PingFact, ...]:
     """The ping matrix from every reachable Spark (to `targets` only, if given), each host's
     pings in one parallel burst."""
-    probes = plan_ping_matrix(intent, sources=sorted(facts.sparks), targets=targets)
+    probes = ping_probes(intent, sources=sorted(facts.sparks), targets=targets)
     by_host = probes_by_host(probes)
     sub = nr.filter(filter_func=lambda h: h.name in by_host)
     agg = sub.run(task=run_ping_matrix, probes=probes, name="ping matrix", raise_on_error=False)
@@ -226,10 +226,10 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     The servers `early` started are used when they were started for this very schedule."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
     rate = opts.rate or intent.profile.iperf3_rate_per_twin
-    probe = plan_bandwidth(intent, duration, hosts=sorted(facts.sparks))
+    probe = schedule_bandwidth(intent, duration, hosts=sorted(facts.sparks))
     gids, no_rdma = rdma_gids(probe, facts)
     phases = 1 + (3 if gids else 0)
-    schedule = plan_bandwidth(intent, duration * phases, hosts=sorted(facts.sparks))
+    schedule = schedule_bandwidth(intent, duration * phases, hosts=sorted(facts.sparks))
     ports = None
     if early is not None and early.ports is not None and _same_tests(early.servers_for,
                                                                       schedule.tests):

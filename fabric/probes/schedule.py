@@ -181,7 +181,8 @@ class Schedule:
         return "\n".join(lines)
 
 
-def plan_bandwidth(intent: Intent, test_s: float, hosts: Iterable[str] | None = None) -> Schedule:
+def schedule_bandwidth(intent: Intent, test_s: float,
+                       hosts: Iterable[str] | None = None) -> Schedule:
     """The schedule for the intent (only tests whose two Sparks are in `hosts`, if given)."""
     wanted = None if hosts is None else set(hosts)
     switch = intent.switch.host if intent.switch is not None else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fabric.errors import ParseError
 from fabric.parsers import parse
 from fabric.parsers.records import Iperf3Result, PerftestBandwidth, PerftestError
-from fabric.probes.batch import JobOutput
+from fabric.remote.batch import JobOutput
 
 #: Seconds a client may take beyond the test duration (connect, warm-up, JSON out).
 SLACK_S = 15.0

@@ -1,4 +1,4 @@
-"""The push cycle: plan (dry run) or lock → plan → backup → apply → verify → roll back."""
+"""The push cycle: changeset (dry run) or lock → changeset → backup → apply → verify → roll back."""
 
 from __future__ import annotations
 
@@ -12,22 +12,22 @@ from nornir.core import Nornir
 
 from fabric.errors import InputError
 from fabric.push import backup, rollback
+from fabric.push.apply_spark_config import apply_spark_config
+from fabric.push.apply_switch_config import apply_switch_config
+from fabric.push.backup_switch_config import backup_switch_config
 from fabric.push.lock import host_locks
-from fabric.push.model import PushPlan, SparkPlan
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.model import ChangeSet, SparkChanges
 from fabric.push.render import NETPLAN_PATH
 from fabric.push.runner import push_session, run_task
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 from fabric.push.verify import (
     LINK_WAIT_S,
-    current_plan,
+    current_changes,
     verify,
     wait_for_links,
     wait_for_training,
 )
 from fabric.target import Target
-from fabric.tasks.apply_spark_config import apply_spark_config
-from fabric.tasks.apply_switch_config import apply_switch_config
-from fabric.tasks.backup_switch_config import backup_switch_config
 
 Progress = Callable[[str], None]
 
@@ -36,7 +36,7 @@ Progress = Callable[[str], None]
 class PushOutcome:
     """What a push did; `exit_code` follows the CLI contract."""
 
-    plan: PushPlan
+    changeset: ChangeSet
     applied: bool = False
     run_id: str | None = None
     run_dir: Path | None = None
@@ -50,7 +50,7 @@ class PushOutcome:
     def exit_code(self) -> int:
         if self.problems or self.apply_errors or self.rollback_errors:
             return 1
-        return 3 if self.plan.errors or self.plan.refused else 0
+        return 3 if self.changeset.errors or self.changeset.refused else 0
 
 
 def scope(target: Target, hosts: list[str] | None) -> list[str]:
@@ -68,7 +68,7 @@ def scope(target: Target, hosts: list[str] | None) -> list[str]:
 
 def lock_keys(target: Target, hosts: list[str]) -> dict[str, str]:
     """A lock key per host: its management address (unique per real device)."""
-    from fabric.nornir_setup import make_nornir
+    from fabric.remote.nornir_setup import make_nornir
 
     inv = make_nornir(target, hosts).inventory.hosts
     return {h: f"{inv[h].hostname}-{h}" if h in inv else h for h in hosts}
@@ -77,56 +77,56 @@ def lock_keys(target: Target, hosts: list[str]) -> dict[str, str]:
 def push(target: Target, hosts: list[str] | None, apply: bool, workers: int,
          progress: Progress, adopt: bool = False, link_wait_s: float = LINK_WAIT_S
          ) -> PushOutcome:
-    """Dry run (plan only) or the whole cycle with `apply`. `adopt`: take over other
+    """Dry run (changeset only) or the whole cycle with `apply`. `adopt`: take over other
     definitions of the twins; `link_wait_s`: how long verification waits for links to train."""
     started = time.monotonic()
     chosen = scope(target, hosts)
     if not apply:
         with push_session(target, chosen, workers) as nr:
-            plan, _, _ = current_plan(target, chosen, workers, progress, nr, adopt)
-        return PushOutcome(plan, duration_s=time.monotonic() - started)
+            changeset, _, _ = current_changes(target, chosen, workers, progress, nr, adopt)
+        return PushOutcome(changeset, duration_s=time.monotonic() - started)
     run_id = backup.new_run_id()
     with (host_locks(backup.state_dir() / "locks", run_id, lock_keys(target, chosen)),
           push_session(target, chosen, workers) as nr):
-        plan, sparks, switch = current_plan(target, chosen, workers, progress, nr, adopt)
-        out = PushOutcome(plan, applied=True)
-        if plan.hosts_with_changes():
-            _apply(target, plan, sparks, switch, run_id, workers, progress, out, nr,
+        changeset, sparks, switch = current_changes(target, chosen, workers, progress, nr, adopt)
+        out = PushOutcome(changeset, applied=True)
+        if changeset.hosts_with_changes():
+            _apply(target, changeset, sparks, switch, run_id, workers, progress, out, nr,
                    link_wait_s)
     out.duration_s = time.monotonic() - started
     return out
 
 
-def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
+def _apply(target: Target, changeset: ChangeSet, sparks: dict[str, SparkSnapshot],
            switch: SwitchSnapshot | None, run_id: str, workers: int, progress: Progress,
            out: PushOutcome, nr: Nornir, link_wait_s: float) -> None:
     """Backup, apply, verify and (on failure) roll back, all over the run's sessions `nr`."""
     directory = backup.run_dir(run_id)
     out.run_id, out.run_dir = run_id, directory
     progress(f"run {run_id}: backing up to {directory}")
-    manifest = _backup(target, plan, sparks, switch, run_id, directory, nr)
+    manifest = _backup(target, changeset, sparks, switch, run_id, directory, nr)
     changed = manifest["hosts"]
-    if plan.switch is not None and plan.switch.changes:
-        progress(f"applying {plan.switch.changes} changes to {plan.switch.host}")
-        _, errs = run_task(target, [plan.switch.host], apply_switch_config, 1,
-                           lambda _h: {"plan": plan.switch}, nornir=nr)
+    if changeset.switch is not None and changeset.switch.changes:
+        progress(f"applying {changeset.switch.changes} changes to {changeset.switch.host}")
+        _, errs = run_task(target, [changeset.switch.host], apply_switch_config, 1,
+                           lambda _h: {"changeset": changeset.switch}, nornir=nr)
         out.apply_errors |= errs
-    todo = sorted(h for h, p in plan.sparks.items() if p.changes and not p.refused)
+    todo = sorted(h for h, p in changeset.sparks.items() if p.changes and not p.refused)
     if todo and not out.apply_errors:
         progress(f"applying changes to {len(todo)} Sparks ({workers} at a time)")
         _, errs = run_task(target, todo, apply_spark_config, workers, lambda h: {
-            "plan": plan.sparks[h], "has_netplan": sparks[h].has_netplan}, nornir=nr)
+            "changeset": changeset.sparks[h], "has_netplan": sparks[h].has_netplan}, nornir=nr)
         out.apply_errors |= errs
     if not out.apply_errors:
-        out.problems = verify(target, plan, sorted(set(plan.sparks) | _switch(plan)), workers,
-                              progress, nr, link_wait_s)
+        hosts = sorted(set(changeset.sparks) | _switch(changeset))
+        out.problems = verify(target, changeset, hosts, workers, progress, nr, link_wait_s)
     status = "applied"
     if out.apply_errors or out.problems:
         progress("verification failed: rolling back every changed host")
         out.rolled_back, out.rollback_errors = rollback.restore(target, directory, manifest,
                                                                 workers, nr)
         # the restored lane settings restart the same port groups: let them train again
-        wait_for_links(target, plan, sorted(out.rolled_back), workers, progress, nr,
+        wait_for_links(target, changeset, sorted(out.rolled_back), workers, progress, nr,
                        link_wait_s)
         status = "rolled-back" if not out.rollback_errors else "rollback-failed"
     manifest |= {"status": status, "finished": _now(), "apply_errors": out.apply_errors,
@@ -135,45 +135,45 @@ def _apply(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
     backup.save_manifest(directory, manifest)
 
 
-def _switch(plan: PushPlan) -> set[str]:
-    return {plan.switch.host} if plan.switch is not None else set()
+def _switch(changeset: ChangeSet) -> set[str]:
+    return {changeset.switch.host} if changeset.switch is not None else set()
 
 
-def _backup(target: Target, plan: PushPlan, sparks: dict[str, SparkSnapshot],
+def _backup(target: Target, changeset: ChangeSet, sparks: dict[str, SparkSnapshot],
             switch: SwitchSnapshot | None, run_id: str, directory: Path, nr: Nornir
             ) -> dict[str, object]:
     """Write the backup of every host with changes; the manifest that rollback reads."""
     hosts: dict[str, dict[str, object]] = {}
-    for host, sp in sorted(plan.sparks.items()):
+    for host, sp in sorted(changeset.sparks.items()):
         if sp.changes and not sp.refused:
             backup.save_spark(directory, sparks[host])
             hosts[host] = {"role": "spark", "touched": list(sp.touched),
                            "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files],
                            "rdma": sorted(tos_devices(sp))}
-    if plan.switch is not None and plan.switch.changes and switch is not None:
-        got, errs = run_task(target, [plan.switch.host], backup_switch_config, 1,
+    if changeset.switch is not None and changeset.switch.changes and switch is not None:
+        got, errs = run_task(target, [changeset.switch.host], backup_switch_config, 1,
                              lambda _h: {"export": True, "qos": target.intent.lossless},
                              nornir=nr)
-        snap = got.get(plan.switch.host, switch)
+        snap = got.get(changeset.switch.host, switch)
         if errs:
             snap = SwitchSnapshot(switch.host, switch.rows, None,
-                                  f"re-reading for /export failed: {errs[plan.switch.host]}",
+                                  f"re-reading for /export failed: {errs[changeset.switch.host]}",
                                   switch.connected_interface)
         backup.save_switch(directory, snap, target.credentials.scrub)
         lanes = [lp.name for lp in target.intent.switch.lanes] if target.intent.switch else []
-        hosts[plan.switch.host] = {"role": "switch", "lanes": lanes,
-                                   "bridge": plan.switch.bridge,
+        hosts[changeset.switch.host] = {"role": "switch", "lanes": lanes,
+                                   "bridge": changeset.switch.bridge,
                                    "qos": target.intent.lossless}
     manifest: dict[str, object] = {"schema": "fabric.push-run/1", "run_id": run_id,
-                                   "topology": plan.topology, "lab": target.lab,
+                                   "topology": changeset.topology, "lab": target.lab,
                                    "started": _now(), "status": "applying", "hosts": hosts}
     backup.save_manifest(directory, manifest)
     return manifest
 
 
-def tos_devices(plan: SparkPlan) -> set[str]:
-    """RDMA devices whose RDMA CM ToS the plan sets (rollback puts theirs back)."""
-    return {c.split()[2] for c in plan.commands if c.startswith("cma_roce_tos -d ")}
+def tos_devices(changeset: SparkChanges) -> set[str]:
+    """RDMA devices whose RDMA CM ToS the changeset sets (rollback puts theirs back)."""
+    return {c.split()[2] for c in changeset.commands if c.startswith("cma_roce_tos -d ")}
 
 
 def _now() -> str:

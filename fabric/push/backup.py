@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fabric.errors import InputError
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 
 def state_dir() -> Path:

@@ -17,49 +17,49 @@ from fabric.push import qos, render
 from fabric.push.model import (
     ApiCall,
     Attr,
+    ChangeSet,
     FileChange,
     NetdevWant,
-    PushPlan,
-    SparkPlan,
-    SwitchPlanDiff,
+    SparkChanges,
+    SwitchChanges,
 )
 from fabric.push.netplan import ForeignDefinition
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 
 class PushRefused(InputError):
-    """A plan would touch something push must never touch (exit 2)."""
+    """A changeset would touch something push must never touch (exit 2)."""
 
 
-def plan_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
-              switch: SwitchSnapshot | None, hosts: list[str], adopt: bool = False) -> PushPlan:
-    """The plan for `hosts`: hosts without facts or snapshot land in `errors`. `adopt`: take
+def diff_push(intent: Intent, facts: Facts, sparks: dict[str, SparkSnapshot],
+              switch: SwitchSnapshot | None, hosts: list[str], adopt: bool = False) -> ChangeSet:
+    """The changeset for `hosts`: hosts without facts or snapshot land in `errors`. `adopt`: take
     over other definitions of the twins (backed up, then removed) instead of refusing.
 
     Lossless (topology `qos: lossless`) is planned per cable, both ends or neither: a lane
     gets the switch's port QoS only where its Spark is in this push and takes its half."""
     errors = dict(facts.errors)
-    spark_plans: dict[str, SparkPlan] = {}
-    switch_plan: SwitchPlanDiff | None = None
+    spark_sets: dict[str, SparkChanges] = {}
+    switch_set: SwitchChanges | None = None
     switch_host = intent.switch.host if intent.switch is not None else None
     for host in (h for h in hosts if h not in errors and h != switch_host):
         sf, snap = facts.sparks.get(host), sparks.get(host)
         if sf is None or snap is None:
             errors[host] = "no facts"
         else:
-            spark_plans[host] = plan_spark(intent, sf, snap, adopt,
+            spark_sets[host] = diff_spark(intent, sf, snap, adopt,
                                            switch_in_push=switch_host in hosts)
     if switch_host in hosts and switch_host not in errors:
         if facts.switch is None or switch is None:
             errors[switch_host] = "no switch facts"
         else:
-            ready = {h for h, p in spark_plans.items() if not p.refused}
-            switch_plan = plan_switch(intent, facts.switch, switch, qos_sparks=ready)
-    return PushPlan(intent.name, spark_plans, switch_plan, errors)
+            ready = {h for h, p in spark_sets.items() if not p.refused}
+            switch_set = diff_switch(intent, facts.switch, switch, qos_sparks=ready)
+    return ChangeSet(intent.name, spark_sets, switch_set, errors)
 
 
-def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
-               adopt: bool = False, switch_in_push: bool = True) -> SparkPlan:
+def diff_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
+               adopt: bool = False, switch_in_push: bool = True) -> SparkChanges:
     """File diffs (netplan, sysctl.d, adopted foreign definitions, the lossless RoCE script and
     udev rules) plus the runtime commands that make the twins match (lossless: mlnx_qos, RoCE
     ECN, RDMA CM ToS too); `refused` says why the host must not be changed as it is."""
@@ -110,14 +110,14 @@ def plan_spark(intent: Intent, facts: SparkFacts, snap: SparkSnapshot,
             touched.append(want.netdev)
         commands += cmds
     check_safe(host, touched, intent.hosts[host].mgmt_interface, snap.connected_netdev())
-    plan = SparkPlan(host=host, files=files, commands=tuple(commands), wants=wants,
+    changeset = SparkChanges(host=host, files=files, commands=tuple(commands), wants=wants,
                      touched=tuple(touched), notes=tuple(notes), netplan=snap.has_netplan)
-    if plan.changes and not snap.can_write:
+    if changeset.changes and not snap.can_write:
         refusals.insert(0, sudo_refusal(host, snap))
     if snap.unreadable:
         notes.append(f"could not read {', '.join(snap.unreadable)} as {snap.user}: the diff "
                      "treats them as absent")
-    return replace(plan, refused="; ".join(refusals) or None)
+    return replace(changeset, refused="; ".join(refusals) or None)
 
 
 def sudo_refusal(host: str, snap: SparkSnapshot) -> str:
@@ -238,8 +238,8 @@ def spark_qos(intent: Intent, facts: SparkFacts, snap: SparkSnapshot
     no_ecn: list[str] = []
     no_rdma: list[str] = []
     no_tool: list[str] = []
-    for plan in intent.interfaces(host):
-        dev = plan.netdev
+    for changeset in intent.interfaces(host):
+        dev = changeset.netdev
         if dev not in facts.netdevs:
             continue
         cmds = _mlnx_qos_commands(snap, dev, r)
@@ -248,12 +248,12 @@ def spark_qos(intent: Intent, facts: SparkFacts, snap: SparkSnapshot
             no_ecn.append(dev)
         cmds += [f"echo 1 > {qos.ecn_path(dev, point, r)}" for point in qos.ECN_POINTS
                  if point in ecn and ecn[point] != "1"]
-        if plan.rdma not in snap.rdma_present:
-            no_rdma.append(plan.rdma)
+        if changeset.rdma not in snap.rdma_present:
+            no_rdma.append(changeset.rdma)
         elif not snap.has_cma_roce_tos:
-            no_tool.append(plan.rdma)
-        elif snap.roce_tos.get(plan.rdma) != str(r.traffic_class_byte):
-            cmds.append(qos.tos_command(plan.rdma))
+            no_tool.append(changeset.rdma)
+        elif snap.roce_tos.get(changeset.rdma) != str(r.traffic_class_byte):
+            cmds.append(qos.tos_command(changeset.rdma))
         out[dev] = cmds
     notes = []
     if no_ecn:
@@ -288,8 +288,8 @@ def _mlnx_qos_commands(snap: SparkSnapshot, netdev: str, r: RoceQos) -> list[str
     return cmds
 
 
-def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
-                qos_sparks: set[str] | None = None) -> SwitchPlanDiff:
+def diff_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
+                qos_sparks: set[str] | None = None) -> SwitchChanges:
     """API calls for the used lanes, the offloaded bridge and its ports, LLDP, and (topology
     `qos: lossless`) the switch's QoS, with port QoS on the lanes of `qos_sparks` (None: every
     cabled lane)."""
@@ -318,7 +318,7 @@ def plan_switch(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
         calls += _switch_qos(intent, facts, snap, qos_sparks, notes, refusals)
     else:
         notes.append("qos: lossy: the switch's QoS and LLDP DCBX are left as they are")
-    return SwitchPlanDiff(host=sw.host, version=facts.version, calls=tuple(calls),
+    return SwitchChanges(host=sw.host, version=facts.version, calls=tuple(calls),
                           touched_lanes=tuple(touched), bridge=sw.bridge,
                           warnings=_bounce_warnings(intent, bounced), notes=tuple(notes),
                           bounced=tuple(bounced), refused="; ".join(refusals) or None)

@@ -1,4 +1,4 @@
-"""Typed records of a push plan: what would change on each host, item by item."""
+"""Typed records of a push changeset: what would change on each host, item by item."""
 
 from __future__ import annotations
 
@@ -60,14 +60,14 @@ class FileChange:
 
 
 @dataclass(frozen=True)
-class SparkPlan:
+class SparkChanges:
     """What `push` would change on one Spark."""
 
     host: str
     files: tuple[FileChange, ...]  # netplan, sysctl.d, lossless QoS (render.SPARK_FILES)
     commands: tuple[str, ...]  # runtime `ip` / `sysctl` (+ lossless: `mlnx_qos`, ECN, ToS)
     wants: tuple[NetdevWant, ...]
-    touched: tuple[str, ...]  # netdevs the plan changes
+    touched: tuple[str, ...]  # netdevs the changeset changes
     notes: tuple[str, ...] = ()
     refused: str | None = None  # why this host is shown but not changed (exit 3)
     netplan: bool = False  # netplan applies the twins' state (the `ip` commands show its effect)
@@ -85,7 +85,7 @@ class SparkPlan:
 
 
 @dataclass(frozen=True)
-class SwitchPlanDiff:
+class SwitchChanges:
     """What `push` would change on the switch, as API calls."""
 
     host: str
@@ -104,12 +104,12 @@ class SwitchPlanDiff:
 
 
 @dataclass(frozen=True)
-class PushPlan:
-    """The whole push: one plan per reachable host, and why the others are missing."""
+class ChangeSet:
+    """The whole push: one changeset per reachable host, and why the others are missing."""
 
     topology: str
-    sparks: dict[str, SparkPlan] = field(default_factory=dict)
-    switch: SwitchPlanDiff | None = None
+    sparks: dict[str, SparkChanges] = field(default_factory=dict)
+    switch: SwitchChanges | None = None
     errors: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -52,12 +52,12 @@ def sysctl_key(netdev: str, key: str) -> str:
 def spark_wants(intent: Intent, host: str) -> tuple[NetdevWant, ...]:
     """Every fabric twin of `host`: MTU, its one address, and a peer address to ping."""
     out: list[NetdevWant] = []
-    for plan in intent.interfaces(host):
-        peer = plan.peer.address
-        out.append(NetdevWant(netdev=plan.netdev, mtu=plan.mtu, addresses=(str(plan.address),),
-                              link_id=plan.link_id,
+    for iface in intent.interfaces(host):
+        peer = iface.peer.address
+        out.append(NetdevWant(netdev=iface.netdev, mtu=iface.mtu, addresses=(str(iface.address),),
+                              link_id=iface.link_id,
                               peer_address=str(peer.ip) if peer is not None
-                              else _rail_neighbour(intent, host, plan.twin)))
+                              else _rail_neighbour(intent, host, iface.twin)))
     return tuple(out)
 
 

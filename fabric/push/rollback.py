@@ -9,10 +9,10 @@ from nornir.core import Nornir
 
 from fabric.push import backup
 from fabric.push.render import NETPLAN_PATH
+from fabric.push.restore_spark_backup import restore_spark_backup
+from fabric.push.restore_switch_backup import restore_switch_backup
 from fabric.push.runner import run_task
 from fabric.target import Target
-from fabric.tasks.restore_spark_backup import restore_spark_backup
-from fabric.tasks.restore_switch_backup import restore_switch_backup
 
 
 def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: int,

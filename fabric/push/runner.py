@@ -10,8 +10,8 @@ from typing import Any
 from nornir.core import Nornir
 from nornir.core.task import AggregatedResult
 
-from fabric.collect import describe_failure
-from fabric.nornir_setup import make_nornir
+from fabric.collect.gather import describe_failure
+from fabric.remote.nornir_setup import make_nornir
 from fabric.target import Target
 
 #: At most this many hosts are worked on at once (override with --workers).

@@ -8,17 +8,17 @@ from dataclasses import replace
 
 from nornir.core import Nornir
 
-from fabric.collect import collect_facts
-from fabric.push.diff import plan_push
-from fabric.push.model import NetdevWant, PushPlan
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.collect.gather import collect_facts
+from fabric.push.backup_spark_config import backup_spark_config
+from fabric.push.backup_switch_config import backup_switch_config
+from fabric.push.diff import diff_push
+from fabric.push.model import ChangeSet, NetdevWant
+from fabric.push.read_link_state import read_lane_status, read_twin_carrier
 from fabric.push.render import OTHER_FILES
 from fabric.push.runner import run_task
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
+from fabric.push.verify_spark_push import verify_spark_push
 from fabric.target import Target
-from fabric.tasks.backup_spark_config import backup_spark_config
-from fabric.tasks.backup_switch_config import backup_switch_config
-from fabric.tasks.read_link_state import read_lane_status, read_twin_carrier
-from fabric.tasks.verify_spark_push import verify_spark_push
 
 #: How long verification waits for restarted links to train (a 200G PAM4 lane takes seconds).
 LINK_WAIT_S = 60.0
@@ -52,10 +52,10 @@ def _wants(target: Target, host: str) -> tuple[NetdevWant, ...]:
     return spark_wants(target.intent, host)
 
 
-def current_plan(target: Target, hosts: list[str], workers: int,
+def current_changes(target: Target, hosts: list[str], workers: int,
                  progress: Callable[[str], None], nornir: Nornir | None = None,
                  adopt: bool = False
-                 ) -> tuple[PushPlan, dict[str, SparkSnapshot], SwitchSnapshot | None]:
+                 ) -> tuple[ChangeSet, dict[str, SparkSnapshot], SwitchSnapshot | None]:
     """Collect facts and snapshots of `hosts` and compute intent minus facts."""
     progress(f"collecting facts from {len(hosts)} hosts")
     facts = collect_facts(target, hosts, nornir=nornir)
@@ -63,19 +63,19 @@ def current_plan(target: Target, hosts: list[str], workers: int,
     sparks, switch, errors = snapshots(target, ok, workers, nornir)
     if errors:
         facts = replace(facts, errors={**facts.errors, **errors})
-    return plan_push(target.intent, facts, sparks, switch, hosts, adopt), sparks, switch
+    return diff_push(target.intent, facts, sparks, switch, hosts, adopt), sparks, switch
 
 
-def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
+def verify(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
            progress: Callable[[str], None], nornir: Nornir | None = None,
            link_wait_s: float = LINK_WAIT_S) -> dict[str, list[str]]:
-    """Problems per host after applying `plan` (empty: verified), over `nornir`'s sessions.
+    """Problems per host after applying `changeset` (empty: verified), over `nornir`'s sessions.
 
     Links the push may have restarted are given `link_wait_s` to train before anything is
     judged, so a slow 200G lane never causes a rollback (which would bounce it again)."""
-    hosts = [h for h in hosts if not (h in plan.sparks and plan.sparks[h].refused)]
-    wait_for_links(target, plan, hosts, workers, progress, nornir, link_wait_s)
-    after, _, _ = current_plan(target, hosts, workers, progress, nornir)
+    hosts = [h for h in hosts if not (h in changeset.sparks and changeset.sparks[h].refused)]
+    wait_for_links(target, changeset, hosts, workers, progress, nornir, link_wait_s)
+    after, _, _ = current_changes(target, hosts, workers, progress, nornir)
     problems: dict[str, list[str]] = {h: [f"unreachable after apply: {why}"]
                                       for h, why in after.errors.items()}
     for host, sp in after.sparks.items():
@@ -87,7 +87,7 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
         problems.setdefault(after.switch.host, []).append(
             "planned changes did not stick: " + "; ".join(str(c) for c in after.switch.calls))
     progress("verifying twins (link, MTU, addresses) and pinging peers")
-    in_run = {h for h, p in plan.sparks.items() if not p.refused}
+    in_run = {h for h, p in changeset.sparks.items() if not p.refused}
     wants = {h: _pingable(target, h, in_run) for h in in_run}
     results, errors = run_task(target, sorted(in_run), verify_spark_push, workers,
                                lambda h: {"wants": wants[h]}, nornir=nornir)
@@ -99,16 +99,17 @@ def verify(target: Target, plan: PushPlan, hosts: list[str], workers: int,
     return problems
 
 
-def training_links(target: Target, plan: PushPlan) -> tuple[dict[str, tuple[str, ...]],
+def training_links(target: Target, changeset: ChangeSet) -> tuple[dict[str, tuple[str, ...]],
                                                              tuple[str, ...]]:
     """(Spark -> twins, switch lanes) the push may have restarted: every lane of a port group
     whose link settings changed and the twins cabled to it, and every twin a Spark changed."""
     twins: dict[str, set[str]] = {h: set(p.touched) & {w.netdev for w in p.wants}
-                                  for h, p in plan.sparks.items() if p.changes and not p.refused}
+                                  for h, p in changeset.sparks.items()
+                                  if p.changes and not p.refused}
     lanes: set[str] = set()
     sw = target.intent.switch
-    if sw is not None and plan.switch is not None:
-        bounced = {lp.port for lp in sw.lanes if lp.name in plan.switch.bounced}
+    if sw is not None and changeset.switch is not None:
+        bounced = {lp.port for lp in sw.lanes if lp.name in changeset.switch.bounced}
         for lp in sw.lanes:
             if lp.port in bounced and lp.cabled_to:
                 lanes.add(lp.name)
@@ -119,14 +120,14 @@ def training_links(target: Target, plan: PushPlan) -> tuple[dict[str, tuple[str,
     return {h: tuple(sorted(t)) for h, t in twins.items() if t}, tuple(sorted(lanes))
 
 
-def wait_for_links(target: Target, plan: PushPlan, hosts: list[str], workers: int,
+def wait_for_links(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
                    progress: Callable[[str], None], nornir: Nornir | None,
                    timeout_s: float) -> list[str]:
     """Poll (bounded by `timeout_s`) until every link the push may have restarted has carrier
     on its twins and `link-ok` on its lane; what is still down when time is up (the
     verification that follows judges it)."""
-    twins, lanes = training_links(target, plan)
-    switch = plan.switch.host if plan.switch is not None else None
+    twins, lanes = training_links(target, changeset)
+    switch = changeset.switch.host if changeset.switch is not None else None
     return wait_for_training(target, twins, lanes, switch, hosts, workers, progress, nornir,
                              timeout_s)
 

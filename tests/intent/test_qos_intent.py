@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fabric.intent.build import load_intent
 from fabric.intent.platforms import roce_qos
-from fabric.launch.plan import build_plan
+from fabric.launch.spec import build_spec
 from tests.conftest import INVENTORY, TOPOLOGIES
 
 
@@ -39,8 +39,8 @@ def test_recipe_numbers() -> None:
 
 
 def test_launch_env_gets_nccl_ib_tc_only_when_lossless() -> None:
-    lossy = {e.name: e for e in build_plan(load_intent("star4")).env}
-    lossless = {e.name: e for e in build_plan(load_intent("star4-lossless")).env}
+    lossy = {e.name: e for e in build_spec(load_intent("star4")).env}
+    lossless = {e.name: e for e in build_spec(load_intent("star4-lossless")).env}
     assert "NCCL_IB_TC" not in lossy
     assert lossless["NCCL_IB_TC"].value == "106"
     assert "cma_roce_tos" in lossless["NCCL_IB_TC"].why

@@ -26,12 +26,12 @@ from typing import Any
 
 import pytest
 
-from fabric.collect import collect_facts
+from fabric.collect.gather import collect_facts
 from fabric.facts import Facts
 from fabric.lab import builder
 from fabric.lab.registry import LabInfo, load_lab
-from fabric.nornir_setup import make_nornir
 from fabric.probes.counters import counter_window, snapshot_reader
+from fabric.remote.nornir_setup import make_nornir
 from fabric.report.model import CheckResult
 from fabric.target import resolve_target
 from tests.lab.conftest import eventually

@@ -11,9 +11,9 @@ import pytest
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.launch.apply import health_urls, probe
-from fabric.launch.plan import build_plan, with_extra_env
 from fabric.launch.rehearse import rank_env
 from fabric.launch.render import render
+from fabric.launch.spec import build_spec, with_extra_env
 from fabric.launch.state import (
     LaunchRecord,
     launch_state_path,
@@ -22,26 +22,26 @@ from fabric.launch.state import (
     remote_run_dir,
     save_record,
 )
-from fabric.tasks.stop_launch_process import _pids
+from fabric.launch.stop_launch_process import _pids
 
 
 def test_tensor_parallel_health_is_the_entry_only() -> None:
-    plan = build_plan(load_intent("star4"), entry="spark02", gid_index=3)
+    spec = build_spec(load_intent("star4"), entry="spark02", gid_index=3)
     for engine in ("sglang", "vllm"):
-        files = render(plan, engine, model="/m", api_port=31000)
-        assert health_urls(plan, engine, files, 31000) == {
+        files = render(spec, engine, model="/m", api_port=31000)
+        assert health_urls(spec, engine, files, 31000) == {
             "http://spark02.mgmt.studio.lan:31000/health": "spark02"}
 
 
 def test_dp_health_follows_the_rendered_nginx_targets() -> None:
-    plan = build_plan(load_intent("star8"), gid_index=3)
-    files = render(plan, "dp", model="/m")
-    urls = health_urls(plan, "dp", files, 30000)
+    spec = build_spec(load_intent("star8"), gid_index=3)
+    files = render(spec, "dp", model="/m")
+    urls = health_urls(spec, "dp", files, 30000)
     assert list(urls.values()) == [f"spark0{i}" for i in range(1, 9)]
     assert all(re.fullmatch(r"http://spark0\d\.mgmt\.studio\.lan:30000/health", u) for u in urls)
     # a server in the config that is not a node is still checked (and named as no node)
     files["nginx-fabric-dp.conf"] += "upstream x {\n    server 10.9.9.9:30000;\n}\n"
-    assert health_urls(plan, "dp", files, 30000)["http://10.9.9.9:30000/health"] is None
+    assert health_urls(spec, "dp", files, 30000)["http://10.9.9.9:30000/health"] is None
 
 
 def test_probe_is_false_when_nothing_listens() -> None:
@@ -49,9 +49,9 @@ def test_probe_is_false_when_nothing_listens() -> None:
 
 
 def test_extra_env_is_rendered_with_a_reason() -> None:
-    plan = with_extra_env(build_plan(load_intent("star4"), gid_index=3),
+    spec = with_extra_env(build_spec(load_intent("star4"), gid_index=3),
                           {"PYTHONPATH": "/opt/engine", "NCCL_IB_GID_INDEX": "5"})
-    script = render(plan, "sglang", model="/m")["spark01-sglang.sh"]
+    script = render(spec, "sglang", model="/m")["spark01-sglang.sh"]
     assert "# set on the command line (--env)\nexport PYTHONPATH=/opt/engine\n" in script
     assert ("# overridden on the command line (--env); the fabric's value was 3\n"
             "export NCCL_IB_GID_INDEX=5\n") in script
@@ -82,8 +82,8 @@ def test_stop_output_markers() -> None:
 
 
 def test_rehearsal_env_one_gpu_per_node() -> None:
-    plan = build_plan(load_intent("star4"), gid_index=3)
-    nccl = [rank_env(plan, r.rank, 29500, backend="nccl") for r in plan.ranks]
+    spec = build_spec(load_intent("star4"), gid_index=3)
+    nccl = [rank_env(spec, r.rank, 29500, backend="nccl") for r in spec.ranks]
     for rank, env in enumerate(nccl):
         assert env["RANK"] == str(rank) and env["WORLD_SIZE"] == "4"
         assert env["LOCAL_RANK"] == "0" and env["LOCAL_WORLD_SIZE"] == "1"
@@ -91,23 +91,23 @@ def test_rehearsal_env_one_gpu_per_node() -> None:
         assert env["NCCL_IB_HCA"] == "=rocep1s0f0,roceP2p1s0f0"
         assert env["NCCL_IB_GID_INDEX"] == "3"
         assert "CUDA_VISIBLE_DEVICES" not in env  # the node's own GPU stays visible
-    gloo = rank_env(plan, 1, 29500)
+    gloo = rank_env(spec, 1, 29500)
     assert gloo["CUDA_VISIBLE_DEVICES"] == "" and gloo["LOCAL_RANK"] == "0"
-    pinned = rank_env(plan, 0, 29500, {"CUDA_VISIBLE_DEVICES": "1"}, backend="nccl")
+    pinned = rank_env(spec, 0, 29500, {"CUDA_VISIBLE_DEVICES": "1"}, backend="nccl")
     assert pinned["CUDA_VISIBLE_DEVICES"] == "1" and pinned["LOCAL_RANK"] == "0"
 
 
 def test_rehearsal_env_without_a_gid_leaves_it_unset() -> None:
-    plan = build_plan(load_intent("star4"))
-    assert "NCCL_IB_GID_INDEX" not in rank_env(plan, 0, 29500, backend="nccl")
+    spec = build_spec(load_intent("star4"))
+    assert "NCCL_IB_GID_INDEX" not in rank_env(spec, 0, 29500, backend="nccl")
 
 
 def test_exit_codes_and_failure_kinds() -> None:
     from netmiko.exceptions import NetmikoTimeoutException
 
     from fabric.launch.apply import ApplyOutcome, NodeOutcome, _failure
+    from fabric.remote.shell import RemoteCommandFailed
     from fabric.target import resolve_target
-    from fabric.tasks.push_shell import RemoteCommandFailed
 
     target = resolve_target(None, None, "star4")
     assert _failure(target, RemoteCommandFailed("spark02: mkdir failed"))[0] == "failed"

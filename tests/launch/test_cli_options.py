@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fabric.launch import plan as launch_plan
+from fabric.launch import spec as launch_plan
 from fabric.report.model import CheckResult, Report, report_to_json
 from fabric.target import resolve_target
 from tests.conftest import run_cli
@@ -57,11 +57,11 @@ def test_dry_run_shows_and_records_container_preset_and_engine_args(
     assert ("engine arguments: --quantization fp8 --kv-cache-dtype fp8_e4m3 --context-length "
             "32768 --mem-fraction-static=0.8 --reasoning-parser deepseek-r1 (preset "
             "deepseek-v4.1-flash)") in err
-    plan = json.loads((out / "plan.json").read_text())
-    assert plan["engine_args"][-3:] == ["--mem-fraction-static=0.8", "--reasoning-parser",
+    spec = json.loads((out / "plan.json").read_text())
+    assert spec["engine_args"][-3:] == ["--mem-fraction-static=0.8", "--reasoning-parser",
                                         "deepseek-r1"]
-    assert plan["preset"] == "deepseek-v4.1-flash" and plan["tp"] == 4
-    assert plan["container"] == {"image": "nvcr.io/nvidia/sglang:26.05-py3", "names": {
+    assert spec["preset"] == "deepseek-v4.1-flash" and spec["tp"] == 4
+    assert spec["container"] == {"image": "nvcr.io/nvidia/sglang:26.05-py3", "names": {
         f"spark0{i}": f"fabric-sglang-spark0{i}" for i in range(1, 5)}}
     script = (out / "spark02-sglang.sh").read_text()
     assert "  nvcr.io/nvidia/sglang:26.05-py3 \\\n  python3 -m sglang.launch_server" in script
@@ -114,9 +114,9 @@ def test_vllm_renders_ips_where_the_inventory_has_names(
     code, _, err = cli(capsys, "launch", "vllm", "-t", "ring4", "--out", str(out), "--tp", "1",
                        "--pp", "4")
     assert code == 0, err
-    plan = json.loads((out / "plan.json").read_text())
-    assert plan["master_addr"] == "192.0.2.1"
-    assert [r["fabric_addr"] for r in plan["ranks"]] == [f"192.0.2.{i}" for i in range(1, 5)]
+    spec = json.loads((out / "plan.json").read_text())
+    assert spec["master_addr"] == "192.0.2.1"
+    assert [r["fabric_addr"] for r in spec["ranks"]] == [f"192.0.2.{i}" for i in range(1, 5)]
     for i in range(1, 5):
         script = (out / f"spark0{i}-vllm.sh").read_text()
         assert f"export VLLM_HOST_IP=192.0.2.{i}\n" in script

@@ -21,11 +21,11 @@ import pytest
 from fabric.launch import state as launch_state
 from fabric.launch.apply import LaunchMeta, apply_launch, stop_launch
 from fabric.launch.engines import engine_args
-from fabric.launch.plan import LaunchPlan, build_plan, with_extra_env, with_ip_addresses
 from fabric.launch.render import container_name, node_env, render
+from fabric.launch.spec import LaunchSpec, build_spec, with_extra_env, with_ip_addresses
 from fabric.launch.state import RUN_ID_VAR, RUN_LABEL, launch_state_path, load_record
+from fabric.remote import shell as push_shell
 from fabric.target import Target, resolve_target
-from fabric.tasks import push_shell
 
 DOUBLES = Path(__file__).parent / "doubles"
 FAKE_DNS = {f"spark0{i}.mgmt.studio.lan": f"192.0.2.{i}" for i in range(1, 9)}
@@ -95,28 +95,28 @@ def nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nodes]:
             continue
 
 
-def launch_plan(topology: str, engine: str, doubles: Path) -> tuple[Target, LaunchPlan]:
+def launch_plan(topology: str, engine: str, doubles: Path) -> tuple[Target, LaunchSpec]:
     target = resolve_target(None, None, topology)
-    plan = with_extra_env(build_plan(target.intent, gid_index=3),
+    spec = with_extra_env(build_spec(target.intent, gid_index=3),
                           {"PYTHONPATH": str(doubles / "py")})
     if engine == "vllm":
-        plan = with_ip_addresses(plan, FAKE_DNS.__getitem__)
-    return target, plan
+        spec = with_ip_addresses(spec, FAKE_DNS.__getitem__)
+    return target, spec
 
 
 def launch(nodes: Nodes, topology: str, engine: str, container: bool
-           ) -> tuple[Target, LaunchPlan, Any, tuple[str, ...]]:
-    target, plan = launch_plan(topology, engine, nodes.doubles)
+           ) -> tuple[Target, LaunchSpec, Any, tuple[str, ...]]:
+    target, spec = launch_plan(topology, engine, nodes.doubles)
     image = f"registry.example/{engine}:test" if container else None
     extra = {"vllm": ["--gpu-memory-utilization=0.8"]}.get(engine, ["--mem-fraction-static",
                                                                       "0.8"])
     args = engine_args(engine, "deepseek-v4.1-flash", extra).args
-    files = render(plan, engine, model=MODEL, container=image, engine_args=args)
-    names = {r.host: container_name(engine, r.host) for r in plan.ranks} if image else {}
+    files = render(spec, engine, model=MODEL, container=image, engine_args=args)
+    names = {r.host: container_name(engine, r.host) for r in spec.ranks} if image else {}
     meta = LaunchMeta(names, image, "deepseek-v4.1-flash", args,
                       {"PYTHONPATH": str(nodes.doubles / "py")})
-    out = apply_launch(target, plan, engine, files, 30000, False, 30.0, meta=meta)
-    return target, plan, out, args
+    out = apply_launch(target, spec, engine, files, 30000, False, 30.0, meta=meta)
+    return target, spec, out, args
 
 
 def docker_run(nodes: Nodes, host: str) -> dict[str, Any]:
@@ -125,22 +125,22 @@ def docker_run(nodes: Nodes, host: str) -> dict[str, Any]:
     return runs[0]
 
 
-def expected_env(plan: LaunchPlan, host: str, engine: str) -> dict[str, str]:
-    rank = next(r for r in plan.ranks if r.host == host)
-    return {v.name: v.value for v in node_env(plan, rank, engine) if v.value}
+def expected_env(spec: LaunchSpec, host: str, engine: str) -> dict[str, str]:
+    rank = next(r for r in spec.ranks if r.host == host)
+    return {v.name: v.value for v in node_env(spec, rank, engine) if v.value}
 
 
 @pytest.mark.parametrize("topology", ["star4", "ring4"])
 @pytest.mark.parametrize("engine", ["sglang", "vllm", "dp"])
 def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it(
         nodes: Nodes, topology: str, engine: str) -> None:
-    target, plan, out, args = launch(nodes, topology, engine, container=True)
+    target, spec, out, args = launch(nodes, topology, engine, container=True)
     assert out.healthy, {h: (n.state, n.reason, n.log_tail) for h, n in out.nodes.items()}
     record = load_record(launch_state_path())
     assert record is not None and record.image == f"registry.example/{engine}:test"
     assert record.containers == {h: f"fabric-{engine}-{h}" for h in HOSTS}
     assert record.preset == "deepseek-v4.1-flash" and record.engine_args == list(args)
-    rank_of = {r.host: r.rank for r in plan.ranks}
+    rank_of = {r.host: r.rank for r in spec.ranks}
     for host in HOSTS:
         run = docker_run(nodes, host)
         argv = run["argv"]
@@ -153,15 +153,15 @@ def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it
         assert run["labels"] == {RUN_LABEL: record.run_id}
         assert run["image"] == f"registry.example/{engine}:test"
         # the validated env reached the container (and nothing of the host's login env)
-        want_env = expected_env(plan, host, engine)
+        want_env = expected_env(spec, host, engine)
         assert {k: run["container_env"].get(k) for k in want_env} == want_env
         assert RUN_ID_VAR not in run["container_env"]
         assert run["env"][RUN_ID_VAR] == record.run_id  # the docker client is the launch's
         if engine == "vllm":
-            ip = next(r.fabric_addr for r in plan.ranks if r.host == host)
+            ip = next(r.fabric_addr for r in spec.ranks if r.host == host)
             assert run["container_env"]["VLLM_HOST_IP"] == ip
             starts = [c["argv"] for c in nodes.calls(host, "ray") if c["argv"][0] == "start"]
-            if host == plan.entry:
+            if host == spec.entry:
                 assert starts == [["start", "--head", f"--node-ip-address={ip}", "--port=6379"]]
                 (serve,) = nodes.calls(host, "vllm")
                 assert serve["argv"][:2] == ["serve", MODEL]
@@ -173,7 +173,7 @@ def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it
                 assert serve["env"]["VLLM_HOST_IP"] == ip
                 assert {k: serve["env"].get(k) for k in want_env} == want_env
             else:
-                assert starts == [["start", "--block", f"--address={plan.master_addr}:6379",
+                assert starts == [["start", "--block", f"--address={spec.master_addr}:6379",
                                    f"--node-ip-address={ip}"]]
             if topology == "ring4":
                 assert ip == f"192.0.2.{host[-1]}"
@@ -185,7 +185,7 @@ def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it
                                  "--context-length 32768 --mem-fraction-static 0.8")
             if engine == "sglang":
                 assert (f"--tp-size 4 --nnodes 4 --node-rank {rank_of[host]} --dist-init-addr "
-                        f"{plan.master_addr}:20000") in flat
+                        f"{spec.master_addr}:20000") in flat
             else:
                 assert "--node-rank" not in flat and "--host 0.0.0.0 --port 30000" in flat
             assert {k: server["env"].get(k) for k in want_env} == want_env
@@ -215,7 +215,7 @@ def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it
 
 def test_a_second_stop_finds_no_container_and_stops_nothing_else(nodes: Nodes) -> None:
     """A container of the same name but another run (not ours) is left alone."""
-    target, _plan, out, _ = launch(nodes, "star4", "sglang", container=True)
+    target, _spec, out, _ = launch(nodes, "star4", "sglang", container=True)
     assert out.healthy
     record = load_record(launch_state_path())
     assert record is not None
@@ -236,13 +236,13 @@ def test_a_second_stop_finds_no_container_and_stops_nothing_else(nodes: Nodes) -
 @pytest.mark.parametrize("topology", ["star4", "ring4"])
 def test_bare_metal_vllm_exports_the_ray_ip_and_stop_runs_ray_stop_everywhere(
         nodes: Nodes, topology: str) -> None:
-    target, plan, out, _ = launch(nodes, topology, "vllm", container=False)
+    target, spec, out, _ = launch(nodes, topology, "vllm", container=False)
     assert out.healthy, {h: (n.state, n.reason, n.log_tail) for h, n in out.nodes.items()}
     record = load_record(launch_state_path())
     assert record is not None and record.containers == {} and record.image is None
     daemons = {}
     for host in HOSTS:
-        ip = next(r.fabric_addr for r in plan.ranks if r.host == host)
+        ip = next(r.fabric_addr for r in spec.ranks if r.host == host)
         (start,) = [c for c in nodes.calls(host, "ray") if c["argv"][0] == "start"]
         assert start["env"]["VLLM_HOST_IP"] == ip and f"--node-ip-address={ip}" in start["argv"]
         assert start["env"][RUN_ID_VAR] == record.run_id

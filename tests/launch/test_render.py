@@ -12,8 +12,8 @@ import pytest
 
 from fabric.intent.build import load_intent
 from fabric.launch.engines import engine_args
-from fabric.launch.plan import build_plan, rank_order, with_ip_addresses
 from fabric.launch.render import render
+from fabric.launch.spec import build_spec, rank_order, with_ip_addresses
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = [(t, e) for t in ("ring4", "star4", "star8") for e in ("sglang", "vllm", "dp")]
@@ -33,12 +33,12 @@ def resolve(name: str) -> str:
 
 
 def rendered(topology: str, engine: str, container: bool = False) -> dict[str, str]:
-    plan = build_plan(load_intent(topology), gid_index=3)
+    spec = build_spec(load_intent(topology), gid_index=3)
     if engine == "vllm":
-        plan = with_ip_addresses(plan, resolve)
+        spec = with_ip_addresses(spec, resolve)
     if not container:
-        return render(plan, engine, model="/models/DeepSeek-V4.1-Flash")
-    return render(plan, engine, model="/models/DeepSeek-V4.1-Flash",
+        return render(spec, engine, model="/models/DeepSeek-V4.1-Flash")
+    return render(spec, engine, model="/models/DeepSeek-V4.1-Flash",
                   container=f"registry.example/{engine}:test",
                   engine_args=engine_args(engine, "deepseek-v4.1-flash", EXTRA[engine]).args,
                   front="sglang-router" if engine == "dp" else "nginx")
@@ -134,10 +134,10 @@ def test_vllm_host_ip_is_the_ray_ip_on_every_node(topology: str, container: bool
 def test_vllm_refuses_a_name_that_does_not_resolve() -> None:
     from fabric.errors import InputError
 
-    plan = build_plan(load_intent("ring4"), gid_index=3)
+    spec = build_spec(load_intent("ring4"), gid_index=3)
     with pytest.raises(InputError, match=r"spark01: its launch address 'spark01.mgmt.studio"
                        r".lan' does not resolve .*vLLM over Ray needs IP addresses"):
-        with_ip_addresses(plan, lambda name: (_ for _ in ()).throw(OSError("no such name")))
+        with_ip_addresses(spec, lambda name: (_ for _ in ()).throw(OSError("no such name")))
 
 
 @pytest.mark.parametrize("topology", ["star4", "star8"])

@@ -14,7 +14,6 @@ from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.probes import measure
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids
-from fabric.probes.batch import MARK, JobOutput
 from fabric.probes.measure import (
     Measurement,
     combined,
@@ -22,9 +21,10 @@ from fabric.probes.measure import (
     measurement,
     read_iperf3_bidir,
 )
-from fabric.probes.schedule import BandwidthTest, Schedule, plan_bandwidth
+from fabric.probes.run_bandwidth_pair import _perftest
+from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.probes.tools import Reading, perftest_client, read_iperf3, read_perftest
-from fabric.tasks.run_bandwidth_pair import _perftest
+from fabric.remote.batch import MARK, JobOutput
 from tests.conftest import REPO
 from tests.probes.conftest import OUTPUTS
 from tests.validators.builder import healthy
@@ -76,7 +76,7 @@ def _without_rdma(facts: Facts) -> Facts:
 
 def test_rdma_gids_found_or_skipped_with_reason(intents: dict[str, Intent]) -> None:
     intent = intents["star4"]
-    schedule = plan_bandwidth(intent, 10.0)
+    schedule = schedule_bandwidth(intent, 10.0)
     facts = healthy(intent)
     gids, reasons = rdma_gids(schedule, facts)
     assert reasons == [] and set(gids) == {t.index for t in schedule.tests}
@@ -137,7 +137,7 @@ def _one_way_slow(schedule: Schedule, slow: str, tool: str = "iperf3",
 def test_cable_facts_per_direction_take_the_best_test(intents: dict[str, Intent]) -> None:
     """Egress toward spark01 slow: its fact is slow (both tests that way were), every other
     cable direction has a healthy test and is fast, its own way back included."""
-    schedule = plan_bandwidth(intents["star4"], 3.0)
+    schedule = schedule_bandwidth(intents["star4"], 3.0)
     slow = "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"
     facts = cable_facts(schedule, _one_way_slow(schedule, slow))
     assert len(facts) == 8  # 4 cables x 2 directions
@@ -150,14 +150,14 @@ def test_cable_facts_per_direction_take_the_best_test(intents: dict[str, Intent]
 
 
 def test_cable_facts_report_every_failed_test(intents: dict[str, Intent]) -> None:
-    schedule = plan_bandwidth(intents["ring4"], 3.0)
+    schedule = schedule_bandwidth(intents["ring4"], 3.0)
     t = schedule.tests[0]
     facts = cable_facts(schedule, [measurement(t, "iperf3", 1, Reading(None, "iperf3: refused"),
                                                3.0, rev) for rev in (False, True)])
     assert [(f.link_id, f.src_host, f.dst_host, f.error) for f in facts] == [
         (t.links[0], t.client, t.server, "iperf3: refused"),
         (t.links[0], t.server, t.client, "iperf3: refused")]
-    star = plan_bandwidth(intents["star4"], 3.0)
+    star = schedule_bandwidth(intents["star4"], 3.0)
     failed = [measurement(s, "iperf3", 0, Reading(None, "timeout"), 3.0, rev)
               for s in star.tests for rev in (False, True)]
     every = [f.error for f in cable_facts(star, failed)]
@@ -165,7 +165,7 @@ def test_cable_facts_report_every_failed_test(intents: dict[str, Intent]) -> Non
 
 
 def test_measurement_dicts_name_the_way(intents: dict[str, Intent]) -> None:
-    test: BandwidthTest = plan_bandwidth(intents["star4"], 3.0).tests[0]
+    test: BandwidthTest = schedule_bandwidth(intents["star4"], 3.0).tests[0]
     [d] = measurements_dicts([measurement(test, "iperf3", 0, Reading(1.0, None), 3.0, True)])
     assert (d["src"], d["dst"], d["reverse"]) == ("spark02", "spark01", True)
     assert [c["where"] for c in d["crossings"]] == ["crs804:qsfp56-dd-2-1 ingress",
@@ -178,7 +178,7 @@ def test_rdma_runs_one_ib_write_bw_each_way_at_once(intents: dict[str, Intent],
     """`ib_write_bw -b` reports only the sum of both ways, so each way is its own run: servers
     on both Sparks, then both Sparks' clients at once, each with its own GID index; readings
     from the real DGX Spark output."""
-    test = plan_bandwidth(intents["star4"], 10.0).tests[0]
+    test = schedule_bandwidth(intents["star4"], 10.0).tests[0]
     gids = {0: (3, 5), 1: (4, 6)}  # twin -> (client's GID index, server's GID index)
     spark = (REPO / "tests/parsers/linux/ib_write_bw/dgx_spark_trimmed_mtu4096.raw").read_text()
     calls: list[tuple[str, str]] = []

@@ -12,7 +12,7 @@ from fabric.probes.burst import Script, exec_burst, split_burst
 from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
 from fabric.probes.run import COUNTERS, NCCL, PING, SERVERS, EarlyProbes, ProbeOptions
 from fabric.probes.servers import Server, parse_ports, start_servers_script
-from fabric.tasks.remote_exec import LOGIN_ENV
+from fabric.remote.exec import LOGIN_ENV
 from tests.tasks.helpers import FakeSession
 
 

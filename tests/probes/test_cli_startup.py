@@ -14,7 +14,7 @@ from fabric.cli import push as push_cli
 
 #: Libraries no command may import just to be registered.
 HEAVY = ("nornir", "netmiko", "paramiko", "networkx", "pydantic", "routeros_api", "textfsm",
-         "jinja2", "validators", "fabric.intent.model", "fabric.facts", "fabric.collect",
+         "jinja2", "validators", "fabric.intent.model", "fabric.facts", "fabric.collect.gather",
          "fabric.validate", "fabric.push.runner", "fabric.launch.render", "fabric.report.html",
          "rich.progress", "rich.table")
 

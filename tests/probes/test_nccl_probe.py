@@ -1,5 +1,5 @@
 """nccl-tests orchestration on recorded outputs: detection, the mpirun command from the launch
-plan, the batched run on rank 0, and the nccl check's verdict (good passes, degraded fails
+spec, the batched run on rank 0, and the nccl check's verdict (good passes, degraded fails
 naming the hosts, absent tools skip with the reason)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fabric.probes import run_nccl_tests as task_module
 
 import validators
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from fabric.probes.batch import MARK, JobOutput
 from fabric.probes.nccl import (
     NcclJob,
     detect_script,
@@ -24,7 +24,7 @@ from fabric.probes.nccl import (
     plan_nccl,
     with_missing,
 )
-from fabric.tasks import run_nccl_tests as task_module
+from fabric.remote.batch import MARK, JobOutput
 from tests.validators import builder
 
 REAL = Path("/work/shared/fixtures/real-outputs")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fabric.probes.batch import batch_script, split_batch
 from fabric.probes.ping import PingProbe, ping_fact
+from fabric.remote.batch import batch_script, split_batch
 from tests.probes.conftest import recorded
 
 

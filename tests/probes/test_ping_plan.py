@@ -11,13 +11,13 @@ from fabric.probes.ping import (
     RETRY_MARK,
     WAIT_S,
     burst_script,
-    plan_ping_matrix,
+    ping_probes,
     probes_by_host,
 )
 
 
 def test_star4_every_twin_pair_in_its_rail_both_ways(intents: dict[str, Intent]) -> None:
-    probes = plan_ping_matrix(intents["star4"])
+    probes = ping_probes(intents["star4"])
     # 2 rails x 4 twins x 3 peers x 2 sizes
     assert len(probes) == 2 * 4 * 3 * 2
     pairs = {(p.src_host, p.dst_host, p.src_netdev) for p in probes}
@@ -27,13 +27,13 @@ def test_star4_every_twin_pair_in_its_rail_both_ways(intents: dict[str, Intent])
 
 
 def test_star_rails_never_cross(intents: dict[str, Intent]) -> None:
-    for p in plan_ping_matrix(intents["star8"]):
+    for p in ping_probes(intents["star8"]):
         assert p.dst_addr.startswith("10.210.0.") == (p.src_netdev == "enp1s0f0np0")
 
 
 def test_ring4_pairs_are_the_cable_ends(intents: dict[str, Intent]) -> None:
     intent = intents["ring4"]
-    probes = plan_ping_matrix(intent)
+    probes = ping_probes(intent)
     assert len(probes) == 4 * 2 * 2 * 2  # cables x rails x directions x sizes
     for p in probes:
         assert p.link_id is not None
@@ -44,7 +44,7 @@ def test_ring4_pairs_are_the_cable_ends(intents: dict[str, Intent]) -> None:
 
 
 def test_sizes_are_jumbo_and_small(intents: dict[str, Intent]) -> None:
-    probes = plan_ping_matrix(intents["ring4"])
+    probes = ping_probes(intents["ring4"])
     assert {p.payload for p in probes} == {8972, 56}
     jumbo = next(p for p in probes if p.payload == 8972)
     first = jumbo.ping(FIRST_WAIT_S)
@@ -60,7 +60,7 @@ def test_burst_sends_one_echo_each_and_retries_only_failures(
         intents: dict[str, Intent]) -> None:
     """Every first echo starts at once (backgrounded, no subshell per probe); a probe's
     retries start only when its own first echo failed; nothing sleeps."""
-    probes = plan_ping_matrix(intents["ring4"], sources=["spark01"])
+    probes = ping_probes(intents["ring4"], sources=["spark01"])
     script = burst_script(probes)
     lines = script.splitlines()
     firsts = [ln for ln in lines if f"-W {FIRST_WAIT_S:g} " in ln]
@@ -72,8 +72,8 @@ def test_burst_sends_one_echo_each_and_retries_only_failures(
 
 
 def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:
-    probes = plan_ping_matrix(intents["star4"], sources=["spark02"])
+    probes = ping_probes(intents["star4"], sources=["spark02"])
     assert {p.src_host for p in probes} == {"spark02"}
-    grouped = probes_by_host(plan_ping_matrix(intents["star4"]))
+    grouped = probes_by_host(ping_probes(intents["star4"]))
     assert sorted(grouped) == ["spark01", "spark02", "spark03", "spark04"]
     assert {len(v) for v in grouped.values()} == {12}

@@ -15,7 +15,7 @@ from fabric.probes.schedule import (
     crossing_coverage,
     localise,
     localise_crossings,
-    plan_bandwidth,
+    schedule_bandwidth,
 )
 from tests.conftest import INVENTORY
 
@@ -28,14 +28,14 @@ def _no_sharing(schedule: Schedule) -> None:
 
 @pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
 def test_rounds_share_no_nic_or_lane(intents: dict[str, Intent], name: str) -> None:
-    schedule = plan_bandwidth(intents[name], 3.0)
+    schedule = schedule_bandwidth(intents[name], 3.0)
     _no_sharing(schedule)
     assert len(schedule.rounds) == 2
     assert schedule.planned_s == schedule.lower_bound_s == 6.0
 
 
 def test_star_tests_use_both_sparks_lanes(intents: dict[str, Intent]) -> None:
-    test = plan_bandwidth(intents["star8"], 1.0).tests[0]
+    test = schedule_bandwidth(intents["star8"], 1.0).tests[0]
     assert set(test.resources) == {"nic:spark01", "nic:spark02", "lane:qsfp56-dd-1-1",
                                    "lane:qsfp56-dd-1-5"}
     # spark01 -> spark02 goes in at spark01's lane and out at spark02's; the way back mirrors
@@ -57,7 +57,7 @@ def test_star_tests_use_both_sparks_lanes(intents: dict[str, Intent]) -> None:
 def test_a_single_bad_cable_is_uniquely_identified(intents: dict[str, Intent],
                                                    name: str) -> None:
     intent = intents[name]
-    schedule = plan_bandwidth(intent, 3.0)
+    schedule = schedule_bandwidth(intent, 3.0)
     signatures = {}
     for link in intent.links:
         failing = {t.index for t in schedule.tests if link.id in t.links}
@@ -68,7 +68,7 @@ def test_a_single_bad_cable_is_uniquely_identified(intents: dict[str, Intent],
 
 @pytest.mark.parametrize("name", ["star4", "star8"])
 def test_every_spark_meets_two_partners(intents: dict[str, Intent], name: str) -> None:
-    schedule = plan_bandwidth(intents[name], 3.0)
+    schedule = schedule_bandwidth(intents[name], 3.0)
     for spark in intents[name].sparks:
         partners = {t.server if t.client == spark.name else t.client
                     for t in schedule.tests if spark.name in (t.client, t.server)}
@@ -101,7 +101,7 @@ def _star(tmp_path_factory: pytest.TempPathFactory, n: int) -> Intent:
 
 
 def test_odd_ring_needs_three_rounds(tmp_path_factory: pytest.TempPathFactory) -> None:
-    schedule = plan_bandwidth(_ring(tmp_path_factory, 3), 2.0)
+    schedule = schedule_bandwidth(_ring(tmp_path_factory, 3), 2.0)
     _no_sharing(schedule)
     assert len(schedule.rounds) == 3
     assert schedule.lower_bound_s == 4.0 and schedule.planned_s == 6.0
@@ -109,7 +109,7 @@ def test_odd_ring_needs_three_rounds(tmp_path_factory: pytest.TempPathFactory) -
 
 def test_odd_star_three_rounds_and_localises(tmp_path_factory: pytest.TempPathFactory) -> None:
     intent = _star(tmp_path_factory, 3)
-    schedule = plan_bandwidth(intent, 1.0)
+    schedule = schedule_bandwidth(intent, 1.0)
     _no_sharing(schedule)
     assert len(schedule.rounds) == 3
     for link in intent.links:
@@ -118,20 +118,20 @@ def test_odd_star_three_rounds_and_localises(tmp_path_factory: pytest.TempPathFa
 
 
 def test_two_spark_star_cannot_localise(tmp_path_factory: pytest.TempPathFactory) -> None:
-    schedule = plan_bandwidth(_star(tmp_path_factory, 2), 1.0)
+    schedule = schedule_bandwidth(_star(tmp_path_factory, 2), 1.0)
     assert len(schedule.tests) == 1
     assert len(localise(schedule, {0})) == 2
 
 
 def test_hosts_filter_drops_tests(intents: dict[str, Intent]) -> None:
-    schedule = plan_bandwidth(intents["star4"], 1.0, hosts=["spark01", "spark02", "spark03"])
+    schedule = schedule_bandwidth(intents["star4"], 1.0, hosts=["spark01", "spark02", "spark03"])
     _no_sharing(schedule)
     assert {(t.client, t.server) for t in schedule.tests} == {
         ("spark01", "spark02"), ("spark02", "spark03"), ("spark03", "spark01")}
 
 
 def test_schedule_dict_and_description(intents: dict[str, Intent]) -> None:
-    schedule = plan_bandwidth(intents["star4"], 3.0)
+    schedule = schedule_bandwidth(intents["star4"], 3.0)
     data = schedule.to_dict()
     assert data["rounds"] == 2 and data["lower_bound_s"] == 6.0 and len(data["plan"]) == 2
     assert "lower bound" in schedule.describe()
@@ -144,7 +144,7 @@ def _ways(schedule: Schedule) -> list[tuple[int, bool, tuple[Crossing, ...]]]:
 @pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
 def test_both_ways_cost_no_extra_round(intents: dict[str, Intent], name: str) -> None:
     """Both directions run in the test itself: same rounds, same lower bound."""
-    schedule = plan_bandwidth(intents[name], 3.0)
+    schedule = schedule_bandwidth(intents[name], 3.0)
     assert len(schedule.rounds) == 2 and schedule.planned_s == schedule.lower_bound_s == 6.0
     crossings = {c for _, _, cs in _ways(schedule) for c in cs}
     assert len(crossings) == 2 * len(intents[name].links)  # every cable, both directions
@@ -155,13 +155,13 @@ def test_both_ways_cost_no_extra_round(intents: dict[str, Intent], name: str) ->
 @pytest.mark.parametrize("name", ["star4", "star8"])
 def test_star_every_lane_direction_rides_two_tests(intents: dict[str, Intent],
                                                    name: str) -> None:
-    schedule = plan_bandwidth(intents[name], 3.0)
+    schedule = schedule_bandwidth(intents[name], 3.0)
     assert set(crossing_coverage(schedule).values()) == {2}
 
 
 def test_ring_measures_each_direction_directly(intents: dict[str, Intent]) -> None:
     intent = intents["ring4"]
-    schedule = plan_bandwidth(intent, 3.0)
+    schedule = schedule_bandwidth(intent, 3.0)
     for test in schedule.tests:
         [link] = [intent.link(lk) for lk in test.links]
         for rev in (False, True):
@@ -183,14 +183,14 @@ def _assert_each_crossing_localised(schedule: Schedule) -> None:
 @pytest.mark.parametrize("name", ["star4", "star8", "ring4"])
 def test_a_single_slow_direction_is_uniquely_identified(intents: dict[str, Intent],
                                                         name: str) -> None:
-    _assert_each_crossing_localised(plan_bandwidth(intents[name], 3.0))
+    _assert_each_crossing_localised(schedule_bandwidth(intents[name], 3.0))
 
 
 def test_one_way_slow_egress_names_only_that_lane_direction(
         intents: dict[str, Intent]) -> None:
     """spark04->spark01 and spark02->spark01 slow, their other ways fine: egress toward
     spark01, not spark01's cable as a whole and not the senders' lanes."""
-    schedule = plan_bandwidth(intents["star4"], 3.0)
+    schedule = schedule_bandwidth(intents["star4"], 3.0)
     failing = {(i, rev) for i, rev, cs in _ways(schedule)
                if (cs[-1].dst, cs[0].src) in {("spark01", "spark04"), ("spark01", "spark02")}}
     assert len(failing) == 2
@@ -199,20 +199,20 @@ def test_one_way_slow_egress_names_only_that_lane_direction(
 
 
 def test_odd_star_every_direction_localised(tmp_path_factory: pytest.TempPathFactory) -> None:
-    schedule = plan_bandwidth(_star(tmp_path_factory, 3), 1.0)
+    schedule = schedule_bandwidth(_star(tmp_path_factory, 3), 1.0)
     assert set(crossing_coverage(schedule).values()) == {2}
     _assert_each_crossing_localised(schedule)
 
 
 def test_two_spark_star_one_slow_way_blames_both_its_crossings(
         tmp_path_factory: pytest.TempPathFactory) -> None:
-    schedule = plan_bandwidth(_star(tmp_path_factory, 2), 1.0)
+    schedule = schedule_bandwidth(_star(tmp_path_factory, 2), 1.0)
     blamed = localise_crossings(schedule, {(0, False)})
     assert {c.where for c in blamed} == {"crs804:qsfp56-dd-1-1 ingress",
                                          "crs804:qsfp56-dd-2-1 egress"}
 
 
 def test_schedule_dict_names_each_way(intents: dict[str, Intent]) -> None:
-    first = plan_bandwidth(intents["star4"], 3.0).to_dict()["plan"][0][0]
+    first = schedule_bandwidth(intents["star4"], 3.0).to_dict()["plan"][0][0]
     assert first["forward"][1] == "crs804→spark02 (crs804:qsfp56-dd-2-1 egress)"
     assert first["reverse"][1] == "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"

@@ -104,9 +104,9 @@ def test_the_parser_check_rejects_a_flag_validate_lacks() -> None:
 
 
 def test_scoped_ping_matrix_stays_among_the_hosts(intents: dict[str, Intent]) -> None:
-    from fabric.probes.ping import plan_ping_matrix
+    from fabric.probes.ping import ping_probes
 
     pair = {"spark01", "spark02"}
-    probes = plan_ping_matrix(intents["star4"], sources=pair, targets=pair)
+    probes = ping_probes(intents["star4"], sources=pair, targets=pair)
     assert probes and {(p.src_host, p.dst_host) for p in probes} == {
         ("spark01", "spark02"), ("spark02", "spark01")}

@@ -8,7 +8,7 @@ from pathlib import Path
 from fabric.facts import Facts, facts_from_json
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded"

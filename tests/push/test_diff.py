@@ -8,9 +8,9 @@ import pytest
 
 from fabric.facts import Facts
 from fabric.intent.build import load_intent
-from fabric.push.diff import PushRefused, check_safe, plan_push, plan_spark, plan_switch
-from fabric.push.probe import SwitchSnapshot
+from fabric.push.diff import PushRefused, check_safe, diff_push, diff_spark, diff_switch
 from fabric.push.render import NETPLAN_PATH, SYSCTL_PATH
+from fabric.push.snapshot import SwitchSnapshot
 
 from .helpers import lab_intent, recorded
 
@@ -19,10 +19,10 @@ HOSTS = ["crs804", "spark01", "spark02", "spark03", "spark04"]
 
 def test_fresh_lab_needs_every_change() -> None:
     facts, sparks, switch = recorded("fresh")
-    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
-    assert plan.errors == {}
-    assert plan.hosts_with_changes() == [*HOSTS[1:], "crs804"]
-    sp = plan.sparks["spark01"]
+    changeset = diff_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert changeset.errors == {}
+    assert changeset.hosts_with_changes() == [*HOSTS[1:], "crs804"]
+    sp = changeset.sparks["spark01"]
     assert sp.commands == (
         "ip link set dev enp1s0f0np0 mtu 9000", "ip addr add 198.19.0.1/24 dev enp1s0f0np0",
         "sysctl -qw net.ipv4.conf.enp1s0f0np0.arp_ignore=1 "
@@ -36,21 +36,21 @@ def test_fresh_lab_needs_every_change() -> None:
         f"--- /dev/null\n+++ {SYSCTL_PATH} (intent)\n")
     assert "+net.ipv4.conf.enP2p1s0f0np0.arp_announce = 2\n" in sysctl.diff
     assert sp.changes == 8
-    assert plan.switch is not None
-    calls = [str(c) for c in plan.switch.calls]
+    assert changeset.switch is not None
+    calls = [str(c) for c in changeset.switch.calls]
     assert calls[0] == ("/interface/ethernet set qsfp56-dd-1-1 speed: 400G-baseCR8 -> "
                         "200G-baseCR4, auto-negotiation: yes -> no, fec-mode: auto -> fec91, "
                         "l2mtu: 1584 -> 9216, mtu: 1500 -> 9000")
     assert "/interface/bridge add name=bridge" in calls
     assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
             in calls)
-    assert plan.changes == 57  # qos: lossy: no lldp-dcbx (it is on only when lossless)
+    assert changeset.changes == 57  # qos: lossy: no lldp-dcbx (it is on only when lossless)
 
 
 def test_configured_lab_needs_nothing() -> None:
     facts, sparks, switch = recorded("configured")
-    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
-    assert plan.changes == 0 and plan.hosts_with_changes() == []
+    changeset = diff_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert changeset.changes == 0 and changeset.hosts_with_changes() == []
 
 
 def test_partially_configured_lab_needs_only_the_drift() -> None:
@@ -64,28 +64,28 @@ def test_partially_configured_lab_needs_only_the_drift() -> None:
     facts = replace(facts, sparks={**facts.sparks, "spark02": replace(
         s2, netdevs={**s2.netdevs, "enp1s0f0np0": drifted})},
         switch=replace(facts.switch, lanes=lanes))
-    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
-    assert plan.sparks["spark02"].commands == (
+    changeset = diff_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert changeset.sparks["spark02"].commands == (
         "ip link set dev enp1s0f0np0 mtu 9000", "ip link set dev enp1s0f0np0 up",
         "ip addr del 198.19.0.99/24 dev enp1s0f0np0", "ip addr add 198.19.0.2/24 dev enp1s0f0np0")
-    assert plan.sparks["spark02"].changed_files == ()
-    assert plan.sparks["spark02"].touched == ("enp1s0f0np0",)
-    assert plan.switch is not None
-    assert [str(c) for c in plan.switch.calls] == [
+    assert changeset.sparks["spark02"].changed_files == ()
+    assert changeset.sparks["spark02"].touched == ("enp1s0f0np0",)
+    assert changeset.switch is not None
+    assert [str(c) for c in changeset.switch.calls] == [
         "/interface/ethernet set qsfp56-dd-3-1 auto-negotiation: yes -> no"]
-    assert plan.switch.warnings == (
+    assert changeset.switch.warnings == (
         "changing qsfp56-dd-3-1 restarts every lane of qsfp56-dd-3 "
         "(mode 1x200G); it bounces: spark03 (qsfp56-dd-3-1)",)
-    assert plan.hosts_with_changes() == ["spark02", "crs804"]
+    assert changeset.hosts_with_changes() == ["spark02", "crs804"]
 
 
 def test_unreachable_host_is_reported_others_planned() -> None:
     facts, sparks, switch = recorded("fresh")
     facts = replace(facts, errors={"spark03": "ssh: connection refused"},
                     sparks={h: f for h, f in facts.sparks.items() if h != "spark03"})
-    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
-    assert plan.errors == {"spark03": "ssh: connection refused"}
-    assert set(plan.sparks) == {"spark01", "spark02", "spark04"}
+    changeset = diff_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert changeset.errors == {"spark03": "ssh: connection refused"}
+    assert set(changeset.sparks) == {"spark01", "spark02", "spark04"}
 
 
 def test_refuses_the_management_interface() -> None:
@@ -106,13 +106,13 @@ def test_refuses_the_interface_the_session_rides_on() -> None:
     snap = replace(snap, ip_addr=ip_addr)
     assert snap.connected_netdev() == "enp1s0f0np0"
     with pytest.raises(PushRefused, match="SSH session is connected through it"):
-        plan_spark(lab_intent(), facts.sparks["spark01"], snap)
+        diff_spark(lab_intent(), facts.sparks["spark01"], snap)
 
 
 def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
     facts, sparks, _ = recorded("fresh")
     assert sparks["spark01"].connected_netdev() == "enP7s7"
-    assert plan_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 8
+    assert diff_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 8
 
 
 def test_lossy_leaves_switch_qos_and_dcbx_alone() -> None:
@@ -120,10 +120,10 @@ def test_lossy_leaves_switch_qos_and_dcbx_alone() -> None:
     facts, _, switch = recorded("fresh")
     assert facts.switch is not None
     for version in ("7.12.1 (stable)", "7.19.4 (stable)", "7.23 (stable)"):
-        plan = plan_switch(lab_intent(), replace(facts.switch, version=version), switch)
-        assert not any("lldp-dcbx" in str(c) or "/switch" in c.path for c in plan.calls)
-        assert plan.refused is None
-        assert "qos: lossy: the switch's QoS and LLDP DCBX are left as they are" in plan.notes
+        changeset = diff_switch(lab_intent(), replace(facts.switch, version=version), switch)
+        assert not any("lldp-dcbx" in str(c) or "/switch" in c.path for c in changeset.calls)
+        assert changeset.refused is None
+        assert "qos: lossy: the switch's QoS and LLDP DCBX are left as they are" in changeset.notes
 
 
 def test_lldp_is_added_to_the_protocols_there() -> None:
@@ -131,8 +131,8 @@ def test_lldp_is_added_to_the_protocols_there() -> None:
     assert facts.switch is not None
     rows = dict(switch.rows)
     rows["/ip/neighbor/discovery-settings"] = [{"protocol": "cdp,mndp", "lldp-dcbx": "true"}]
-    plan = plan_switch(lab_intent(), facts.switch, replace(switch, rows=rows))
-    assert [str(c) for c in plan.calls] == [
+    changeset = diff_switch(lab_intent(), facts.switch, replace(switch, rows=rows))
+    assert [str(c) for c in changeset.calls] == [
         "/ip/neighbor/discovery-settings set protocol: cdp,mndp -> cdp,mndp,lldp"]
 
 
@@ -140,27 +140,27 @@ def test_breakout_warning_once_per_port_group_listing_its_nodes() -> None:
     intent = load_intent("star8")
     facts, _, switch = recorded("fresh")
     assert facts.switch is not None
-    plan = plan_switch(intent, facts.switch, switch)
-    assert len(plan.warnings) == 4  # four 2x200G groups, two Sparks each: one warning each
-    assert plan.warnings[0] == (
+    changeset = diff_switch(intent, facts.switch, switch)
+    assert len(changeset.warnings) == 4  # four 2x200G groups, two Sparks each: one warning each
+    assert changeset.warnings[0] == (
         "changing qsfp56-dd-1-1, qsfp56-dd-1-5 restarts every lane of qsfp56-dd-1 "
         "(mode 2x200G); it bounces: spark01 (qsfp56-dd-1-1), spark02 (qsfp56-dd-1-5)")
-    for n, warning in enumerate(plan.warnings, start=1):
+    for n, warning in enumerate(changeset.warnings, start=1):
         assert warning.count(f"restarts every lane of qsfp56-dd-{n} ") == 1
 
 
 def test_unused_lanes_are_left_alone() -> None:
     facts, sparks, switch = recorded("fresh")
-    plan = plan_push(lab_intent(), facts, sparks, switch, HOSTS)
-    assert plan.switch is not None
-    targets = {c.target for c in plan.switch.calls if c.path == "/interface/ethernet"}
+    changeset = diff_push(lab_intent(), facts, sparks, switch, HOSTS)
+    assert changeset.switch is not None
+    targets = {c.target for c in changeset.switch.calls if c.path == "/interface/ethernet"}
     assert targets == {"qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-3-1", "qsfp56-dd-4-1"}
 
 
 def test_no_facts_no_plan() -> None:
-    plan = plan_push(lab_intent(), Facts(collected="", topology="star4"), {},
+    changeset = diff_push(lab_intent(), Facts(collected="", topology="star4"), {},
                      SwitchSnapshot("crs804", {}), ["spark01", "crs804"])
-    assert plan.errors == {"spark01": "no facts", "crs804": "no switch facts"}
+    assert changeset.errors == {"spark01": "no facts", "crs804": "no switch facts"}
 
 
 def test_arp_policy_covers_the_twin_and_the_netdev_it_rides_on() -> None:
@@ -171,11 +171,11 @@ def test_arp_policy_covers_the_twin_and_the_netdev_it_rides_on() -> None:
     arp = {**snap.arp, "cx7-p0": {"arp_ignore": "0", "arp_announce": "0"}}
     links = [{"ifname": "enp1s0f0np0", "link": "cx7-p0"}, {"ifname": "enP2p1s0f0np0",
                                                           "link": "cx7-p0"}]
-    plan = plan_spark(lab_intent(), facts.sparks["spark01"],
+    changeset = diff_spark(lab_intent(), facts.sparks["spark01"],
                       replace(snap, arp=arp, ip_link=links))
-    assert plan.commands == ("sysctl -qw net.ipv4.conf.cx7-p0.arp_ignore=1 "
+    assert changeset.commands == ("sysctl -qw net.ipv4.conf.cx7-p0.arp_ignore=1 "
                              "net.ipv4.conf.cx7-p0.arp_announce=2",)
-    assert plan.touched == ("cx7-p0", "enp1s0f0np0")
+    assert changeset.touched == ("cx7-p0", "enp1s0f0np0")
 
 
 def test_sysctl_file_alone_when_runtime_is_right() -> None:
@@ -183,19 +183,19 @@ def test_sysctl_file_alone_when_runtime_is_right() -> None:
     sysctls already hold, so no command runs."""
     facts, sparks, _ = recorded("configured")
     snap = replace(sparks["spark01"], files={})
-    plan = plan_spark(lab_intent(), facts.sparks["spark01"], snap)
-    assert plan.commands == () and plan.touched == ()
-    assert [f.path for f in plan.changed_files] == [SYSCTL_PATH]
-    assert plan.changes == 1
+    changeset = diff_spark(lab_intent(), facts.sparks["spark01"], snap)
+    assert changeset.commands == () and changeset.touched == ()
+    assert [f.path for f in changeset.changed_files] == [SYSCTL_PATH]
+    assert changeset.changes == 1
 
 
 def test_edited_sysctl_file_is_diffed_against_what_is_there() -> None:
     facts, sparks, _ = recorded("configured")
     snap = sparks["spark01"]
     edited = (snap.file(SYSCTL_PATH) or "").replace("arp_announce = 2", "arp_announce = 0", 1)
-    plan = plan_spark(lab_intent(), facts.sparks["spark01"],
+    changeset = diff_spark(lab_intent(), facts.sparks["spark01"],
                       replace(snap, files={SYSCTL_PATH: edited}))
-    diff = plan.file(SYSCTL_PATH).diff
+    diff = changeset.file(SYSCTL_PATH).diff
     assert f"--- {SYSCTL_PATH} (on spark01)" in diff
     assert "-net.ipv4.conf.enp1s0f0np0.arp_announce = 0" in diff
     assert "+net.ipv4.conf.enp1s0f0np0.arp_announce = 2" in diff

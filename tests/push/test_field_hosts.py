@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from fabric.push.diff import plan_push, plan_spark
+from fabric.push.apply_spark_config import NETPLAN_APPLY, apply_steps
+from fabric.push.diff import diff_push, diff_spark
 from fabric.push.render import NETPLAN_PATH
-from fabric.tasks.apply_spark_config import NETPLAN_APPLY, apply_steps
-from fabric.tasks.push_shell import as_root
+from fabric.remote.shell import as_root
 from tests.push.helpers import lab_intent, recorded
 
 BASELINE = {"/etc/netplan/01-network-manager-all.yaml":
@@ -31,15 +31,15 @@ def fresh_spark01(**changes: object):  # type: ignore[no-untyped-def]
 
 def test_sudo_asking_for_a_password_refuses_the_host_and_names_the_fix() -> None:
     facts, snap = fresh_spark01(user="dgxadmin", privilege="password")
-    plan = plan_spark(lab_intent(), facts, snap)
-    assert plan.changes and plan.refused
-    assert "user dgxadmin cannot change spark01 (sudo asks for a password" in plan.refused
-    assert "dgxadmin ALL=(ALL) NOPASSWD: ALL" in plan.refused
+    changeset = diff_spark(lab_intent(), facts, snap)
+    assert changeset.changes and changeset.refused
+    assert "user dgxadmin cannot change spark01 (sudo asks for a password" in changeset.refused
+    assert "dgxadmin ALL=(ALL) NOPASSWD: ALL" in changeset.refused
 
 
 def test_passwordless_sudo_is_enough() -> None:
     facts, snap = fresh_spark01(user="dgxadmin", privilege="sudo")
-    assert plan_spark(lab_intent(), facts, snap).refused is None
+    assert diff_spark(lab_intent(), facts, snap).refused is None
 
 
 def test_a_refused_host_is_shown_but_not_applied_and_exits_3() -> None:
@@ -49,19 +49,19 @@ def test_a_refused_host_is_shown_but_not_applied_and_exits_3() -> None:
     sparks = {h: replace(s, user="dgxadmin", privilege="password") if h == "spark02" else s
               for h, s in sparks.items()}
     hosts = ["spark01", "spark02", "spark03", "spark04", "crs804"]
-    plan = plan_push(lab_intent(), facts, sparks, switch, hosts)
-    assert list(plan.refused) == ["spark02"]
-    assert "spark02" not in plan.hosts_with_changes()
-    assert "spark01" in plan.hosts_with_changes()
-    assert PushOutcome(plan).exit_code == 3
+    changeset = diff_push(lab_intent(), facts, sparks, switch, hosts)
+    assert list(changeset.refused) == ["spark02"]
+    assert "spark02" not in changeset.hosts_with_changes()
+    assert "spark01" in changeset.hosts_with_changes()
+    assert PushOutcome(changeset).exit_code == 3
 
 
 def test_the_host_renderer_is_reported_and_left_alone() -> None:
     facts, snap = fresh_spark01(netplan=BASELINE, has_netplan=True)
-    plan = plan_spark(lab_intent(), facts, snap)
+    changeset = diff_spark(lab_intent(), facts, snap)
     assert any("renderer of this host: NetworkManager (from /etc/netplan/"
-               "01-network-manager-all.yaml)" in n for n in plan.notes)
-    assert "renderer" not in (plan.file(NETPLAN_PATH).new or "").split("network:")[1]
+               "01-network-manager-all.yaml)" in n for n in changeset.notes)
+    assert "renderer" not in (changeset.file(NETPLAN_PATH).new or "").split("network:")[1]
 
 
 @pytest.mark.parametrize(("path", "text", "named"), [
@@ -70,20 +70,20 @@ def test_the_host_renderer_is_reported_and_left_alone() -> None:
 def test_foreign_netplan_definitions_refuse_until_resolved(path: str, text: str,
                                                            named: str) -> None:
     facts, snap = fresh_spark01(netplan={**BASELINE, path: text}, has_netplan=True)
-    plan = plan_spark(lab_intent(), facts, snap)
-    assert plan.refused is not None
-    assert f"{path} (netplan file) defines {named}" in plan.refused
-    assert "--adopt-foreign" in plan.refused
+    changeset = diff_spark(lab_intent(), facts, snap)
+    assert changeset.refused is not None
+    assert f"{path} (netplan file) defines {named}" in changeset.refused
+    assert "--adopt-foreign" in changeset.refused
 
 
 def test_adopting_removes_a_twins_only_file_with_a_diff() -> None:
     facts, snap = fresh_spark01(netplan={**BASELINE, "/etc/netplan/40-cx7.yaml": CX7},
                                 has_netplan=True, modes={"/etc/netplan/40-cx7.yaml": "600"})
-    plan = plan_spark(lab_intent(), facts, snap, adopt=True)
-    assert plan.refused is None
-    gone = plan.file("/etc/netplan/40-cx7.yaml")
+    changeset = diff_spark(lab_intent(), facts, snap, adopt=True)
+    assert changeset.refused is None
+    gone = changeset.file("/etc/netplan/40-cx7.yaml")
     assert gone.new is None and "+++ /dev/null" in gone.diff and "-      addresses" in gone.diff
-    labels, steps = apply_steps(plan, has_netplan=True)
+    labels, steps = apply_steps(changeset, has_netplan=True)
     assert "remove /etc/netplan/40-cx7.yaml" in labels
     assert "rm -f /etc/netplan/40-cx7.yaml" in steps
     assert labels.index("remove /etc/netplan/40-cx7.yaml") < labels.index(NETPLAN_APPLY)
@@ -92,8 +92,8 @@ def test_adopting_removes_a_twins_only_file_with_a_diff() -> None:
 def test_adopting_a_mixed_file_keeps_its_other_devices() -> None:
     facts, snap = fresh_spark01(netplan={**BASELINE, "/etc/netplan/50-site.yaml": MIXED},
                                 has_netplan=True)
-    plan = plan_spark(lab_intent(), facts, snap, adopt=True)
-    new = plan.file("/etc/netplan/50-site.yaml").new or ""
+    changeset = diff_spark(lab_intent(), facts, snap, adopt=True)
+    new = changeset.file("/etc/netplan/50-site.yaml").new or ""
     assert "eno9" in new and "enp1s0f0np0" not in new.split("\n", 1)[1]
 
 
@@ -101,16 +101,16 @@ def test_networkmanager_keyfile_of_a_twin_is_listed_and_adopted() -> None:
     path = "/etc/NetworkManager/system-connections/cx7-a.nmconnection"
     keyfile = "[connection]\nid=cx7-a\ntype=ethernet\ninterface-name=enp1s0f0np0\n"
     facts, snap = fresh_spark01(nm_keyfiles={path: keyfile}, has_netplan=True)
-    refused = plan_spark(lab_intent(), facts, snap).refused or ""
+    refused = diff_spark(lab_intent(), facts, snap).refused or ""
     assert f"{path} (NetworkManager connection) defines enp1s0f0np0" in refused
-    plan = plan_spark(lab_intent(), facts, snap, adopt=True)
-    labels, _ = apply_steps(plan, has_netplan=True)
+    changeset = diff_spark(lab_intent(), facts, snap, adopt=True)
+    labels, _ = apply_steps(changeset, has_netplan=True)
     assert f"remove {path}" in labels and "nmcli connection reload" in labels
 
 
 def test_files_push_cannot_take_over_stay_refused() -> None:
     facts, snap = fresh_spark01(netplan_ro={"/run/netplan/40-cx7.yaml": CX7}, has_netplan=True)
-    refused = plan_spark(lab_intent(), facts, snap, adopt=True).refused or ""
+    refused = diff_spark(lab_intent(), facts, snap, adopt=True).refused or ""
     assert "cannot take over /run/netplan/40-cx7.yaml" in refused
 
 
@@ -130,12 +130,12 @@ def test_as_root_runs_directly_for_root_and_through_sudo_otherwise() -> None:
 
 
 def test_on_a_netplan_host_the_dry_run_shows_netplan_apply_and_its_effect() -> None:
-    from fabric.tasks.apply_spark_config import plan_text
+    from fabric.push.apply_spark_config import change_text
 
     facts, snap = fresh_spark01(netplan=BASELINE, has_netplan=True)
-    text = plan_text(plan_spark(lab_intent(), facts, snap))
+    text = change_text(diff_spark(lab_intent(), facts, snap))
     assert "$ netplan generate && netplan apply   # which makes these changes:" in text
     assert "#   ip link set dev enp1s0f0np0 mtu 9000" in text
     assert "\n$ ip " not in text
-    bare = plan_text(plan_spark(lab_intent(), facts, replace(snap, has_netplan=False)))
+    bare = change_text(diff_spark(lab_intent(), facts, replace(snap, has_netplan=False)))
     assert "$ ip link set dev enp1s0f0np0 mtu 9000" in bare and "netplan apply" not in bare

@@ -19,8 +19,8 @@ from fabric.lab.routeros.menus import MENUS
 from fabric.lab.routeros.menus.base import Request
 from fabric.lab.routeros.state import StateFile, write_initial_state
 from fabric.parsers import parse
-from fabric.push.diff import plan_push, plan_spark, plan_switch
-from fabric.push.probe import SparkSnapshot, SwitchSnapshot
+from fabric.push.apply_spark_config import apply_steps
+from fabric.push.diff import diff_push, diff_spark, diff_switch
 from fabric.push.qos import QOS_PATHS
 from fabric.push.render import (
     QOS_RULES_PATH,
@@ -29,8 +29,8 @@ from fabric.push.render import (
     render_qos_script,
     render_routeros,
 )
-from fabric.tasks.apply_spark_config import apply_steps
-from fabric.tasks.restore_spark_backup import restore_steps
+from fabric.push.restore_spark_backup import restore_steps
+from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 from .helpers import INVENTORY, RECORDED, lab_intent, recorded
 from .test_render import _golden
@@ -80,16 +80,16 @@ def switch_snap(tmp_path: Path, version: str = "7.19.4 (stable)") -> SwitchSnaps
 
 def test_dry_run_plans_both_ends(tmp_path: Path) -> None:
     facts, sparks, _ = recorded("fresh")
-    plan = plan_push(lossless(tmp_path), facts, with_nics(sparks, nic()), switch_snap(tmp_path),
-                     HOSTS)
-    sp = plan.sparks["spark01"]
+    changeset = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()),
+                          switch_snap(tmp_path), HOSTS)
+    sp = changeset.sparks["spark01"]
     assert sp.refused is None
     assert [c for c in sp.commands if c.startswith("mlnx_qos")] == [MLNX.format(t) for t in TWINS]
     assert {QOS_SCRIPT_PATH, QOS_RULES_PATH} <= {f.path for f in sp.changed_files}
     assert sp.file(QOS_SCRIPT_PATH).mode == "755"
     assert any("RoCE ECN in sysfs" in n for n in sp.notes)  # the lab's macvlans have none
-    assert plan.switch is not None and plan.switch.refused is None
-    calls = [str(c) for c in plan.switch.calls]
+    assert changeset.switch is not None and changeset.switch.refused is None
+    calls = [str(c) for c in changeset.switch.calls]
     q = "/interface/ethernet/switch/qos"
     assert f"{q}/profile add name=roce dscp=26 traffic-class=3" in calls
     assert f"{q}/profile add name=cnp dscp=48 traffic-class=6" in calls
@@ -108,14 +108,14 @@ def test_a_spark_without_mlnx_qos_is_refused_and_its_lane_left_lossy(tmp_path: P
     facts, sparks, _ = recorded("fresh")
     nics = with_nics(sparks, nic())
     nics["spark03"] = sparks["spark03"]  # no mlnx_qos there
-    plan = plan_push(lossless(tmp_path), facts, nics, switch_snap(tmp_path), HOSTS)
-    assert "needs mlnx_qos" in (plan.sparks["spark03"].refused or "")
-    assert plan.refused.keys() == {"spark03"}
-    assert plan.switch is not None
-    ports = [c.target for c in plan.switch.calls if c.path.endswith("/qos/port")]
+    changeset = diff_push(lossless(tmp_path), facts, nics, switch_snap(tmp_path), HOSTS)
+    assert "needs mlnx_qos" in (changeset.sparks["spark03"].refused or "")
+    assert changeset.refused.keys() == {"spark03"}
+    assert changeset.switch is not None
+    ports = [c.target for c in changeset.switch.calls if c.path.endswith("/qos/port")]
     assert ports == ["qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-4-1"]
     assert any("port QoS left as it is on qsfp56-dd-3-1 (spark03)" in n
-               for n in plan.switch.notes)
+               for n in changeset.switch.notes)
 
 
 @pytest.mark.parametrize(("version", "menus"), [
@@ -128,12 +128,12 @@ def test_a_spark_without_mlnx_qos_is_refused_and_its_lane_left_lossy(tmp_path: P
 def test_switch_menus_by_version(tmp_path: Path, version: str, menus: set[str]) -> None:
     facts, _, _ = recorded("fresh")
     assert facts.switch is not None
-    plan = plan_switch(lossless(tmp_path), replace(facts.switch, version=version),
+    changeset = diff_switch(lossless(tmp_path), replace(facts.switch, version=version),
                        switch_snap(tmp_path, version))
-    used = {c.path.removeprefix("/interface/ethernet/switch/qos/") for c in plan.calls
+    used = {c.path.removeprefix("/interface/ethernet/switch/qos/") for c in changeset.calls
             if "/switch/qos/" in c.path}
     assert used == menus
-    automap = [a for c in plan.calls for a in c.attrs if a.key == "automap"]
+    automap = [a for c in changeset.calls for a in c.attrs if a.key == "automap"]
     assert bool(automap) == version.startswith("7.23")
 
 
@@ -141,25 +141,26 @@ def test_below_7_15_nothing_is_changed_anywhere(tmp_path: Path) -> None:
     facts, sparks, snap = recorded("fresh")
     assert facts.switch is not None
     facts = replace(facts, switch=replace(facts.switch, version="7.12.1 (stable)"))
-    plan = plan_push(lossless(tmp_path), facts, with_nics(sparks, nic()), snap, HOSTS)
-    assert plan.switch is not None and plan.switch.refused is not None
-    assert "needs RouterOS 7.15 or newer" in plan.switch.refused
-    assert "7.12.1 (stable)" in plan.switch.refused and "qos: lossy" in plan.switch.refused
-    assert plan.hosts_with_changes() == []
+    changeset = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()), snap, HOSTS)
+    assert changeset.switch is not None and changeset.switch.refused is not None
+    assert "needs RouterOS 7.15 or newer" in changeset.switch.refused
+    refused = changeset.switch.refused
+    assert "7.12.1 (stable)" in refused and "qos: lossy" in refused
+    assert changeset.hosts_with_changes() == []
 
 
 def test_unreadable_qos_menus_refuse(tmp_path: Path) -> None:
     facts, _, snap = recorded("fresh")
     assert facts.switch is not None
     snap = replace(snap, qos_error="/interface/ethernet/switch/qos/port: no such command prefix")
-    plan = plan_switch(lossless(tmp_path), facts.switch, snap)
-    assert plan.refused is not None and "could not be read" in plan.refused
+    changeset = diff_switch(lossless(tmp_path), facts.switch, snap)
+    assert changeset.refused is not None and "could not be read" in changeset.refused
 
 
 def test_lossy_pushes_no_qos_to_hosts(tmp_path: Path) -> None:
     facts, sparks, snap = recorded("fresh")
-    plan = plan_push(lab_intent(), facts, with_nics(sparks, nic()), snap, HOSTS)
-    for sp in plan.sparks.values():
+    changeset = diff_push(lab_intent(), facts, with_nics(sparks, nic()), snap, HOSTS)
+    for sp in changeset.sparks.values():
         assert not any("mlnx_qos" in c or "cma_roce_tos" in c for c in sp.commands)
         assert {f.path for f in sp.files} == {"/etc/netplan/40-fabric.yaml",
                                              "/etc/sysctl.d/40-fabric.conf"}
@@ -168,9 +169,9 @@ def test_lossy_pushes_no_qos_to_hosts(tmp_path: Path) -> None:
 def test_lossy_notes_qos_files_left_by_a_lossless_push(tmp_path: Path) -> None:
     facts, sparks, _ = recorded("configured")
     snap = replace(sparks["spark01"], files={**sparks["spark01"].files, QOS_SCRIPT_PATH: "x"})
-    plan = plan_spark(lab_intent(), facts.sparks["spark01"], snap)
-    assert plan.changes == 0
-    assert any("from a lossless push are still here" in n for n in plan.notes)
+    changeset = diff_spark(lab_intent(), facts.sparks["spark01"], snap)
+    assert changeset.changes == 0
+    assert any("from a lossless push are still here" in n for n in changeset.notes)
 
 
 def test_ecn_rdma_cm_tos_and_dscp_map(tmp_path: Path) -> None:
@@ -183,18 +184,18 @@ def test_ecn_rdma_cm_tos_and_dscp_map(tmp_path: Path) -> None:
                         "enP2p1s0f0np0": {"np": "1", "rp": "1"}},
                    rdma_present=["rocep1s0f0", "roceP2p1s0f0"],
                    roce_tos={"rocep1s0f0": "0", "roceP2p1s0f0": "106"})
-    plan = plan_spark(intent, facts.sparks["spark01"], snap)
-    qos = [c for c in plan.commands if not c.startswith(("ip ", "sysctl"))]
+    changeset = diff_spark(intent, facts.sparks["spark01"], snap)
+    qos = [c for c in changeset.commands if not c.startswith(("ip ", "sysctl"))]
     assert qos == ["mlnx_qos -i enp1s0f0np0 --dscp2prio set,26,3",
                    "echo 1 > /sys/class/net/enp1s0f0np0/ecn/roce_np/enable/3",
                    "cma_roce_tos -d rocep1s0f0 -t 106"]
-    assert plan.touched == ("enp1s0f0np0",)
+    assert changeset.touched == ("enp1s0f0np0",)
     done = replace(snap, qos={t: nic("dscp", (3,)) for t in TWINS},
                    ecn={t: {"np": "1", "rp": "1"} for t in TWINS},
                    roce_tos={"rocep1s0f0": "106", "roceP2p1s0f0": "106"},
                    files={**snap.files, QOS_SCRIPT_PATH: render_qos_script(intent, "spark01"),
                           QOS_RULES_PATH: render_qos_rules(intent, "spark01")})
-    assert plan_spark(intent, facts.sparks["spark01"], done).changes == 0
+    assert diff_spark(intent, facts.sparks["spark01"], done).changes == 0
 
 
 def test_files_before_runtime_and_rollback_puts_qos_back(tmp_path: Path) -> None:
@@ -202,11 +203,11 @@ def test_files_before_runtime_and_rollback_puts_qos_back(tmp_path: Path) -> None
     snap = replace(sparks["spark01"], has_mlnx_qos=True, has_cma_roce_tos=True,
                    qos={t: nic() for t in TWINS}, ecn={t: {"np": "0", "rp": "0"} for t in TWINS},
                    rdma_present=["rocep1s0f0"], roce_tos={"rocep1s0f0": "0"})
-    plan = plan_spark(lossless(tmp_path), facts.sparks["spark01"], snap)
-    labels, _ = apply_steps(plan, has_netplan=True)
+    changeset = diff_spark(lossless(tmp_path), facts.sparks["spark01"], snap)
+    labels, _ = apply_steps(changeset, has_netplan=True)
     assert labels[:2] == [f"write {QOS_SCRIPT_PATH}", f"write {QOS_RULES_PATH}"]
     assert labels.index(MLNX.format("enp1s0f0np0")) > 1
-    labels, _ = restore_steps(snap, plan.touched, tuple(f.path for f in plan.files),
+    labels, _ = restore_steps(snap, changeset.touched, tuple(f.path for f in changeset.files),
                               ("rocep1s0f0",))
     assert f"rm -f {QOS_SCRIPT_PATH}" in labels and f"rm -f {QOS_RULES_PATH}" in labels
     assert "mlnx_qos -i enp1s0f0np0 --trust pcp --pfc 0,0,0,0,0,0,0,0" in labels

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from fabric.push.probe import SparkSnapshot
 from fabric.push.render import NETPLAN_PATH, SYSCTL_PATH
-from fabric.tasks import push_shell
-from fabric.tasks.push_shell import RemoteCommandFailed
-from fabric.tasks.restore_spark_backup import restore_commands, restore_spark_backup, restore_steps
+from fabric.push.restore_spark_backup import restore_commands, restore_spark_backup, restore_steps
+from fabric.push.snapshot import SparkSnapshot
+from fabric.remote import shell as push_shell
+from fabric.remote.shell import RemoteCommandFailed
 
 
 def test_restore_commands_rebuild_mtu_addresses_and_admin_state() -> None:
@@ -33,7 +33,7 @@ def test_restore_commands_rebuild_mtu_addresses_and_admin_state() -> None:
 
 
 def test_arp_restore_puts_recorded_sysctls_back() -> None:
-    from fabric.tasks.restore_spark_backup import arp_restore
+    from fabric.push.restore_spark_backup import arp_restore
 
     assert arp_restore("cx7-p0", {"arp_ignore": "0", "arp_announce": "0"}) == [
         "sysctl -qw net.ipv4.conf.cx7-p0.arp_announce=0 net.ipv4.conf.cx7-p0.arp_ignore=0"]
@@ -86,7 +86,7 @@ def test_restore_regenerates_and_applies_netplan_before_the_ip_state() -> None:
 
 
 def test_a_restore_that_did_not_take_is_named() -> None:
-    from fabric.tasks.restore_spark_backup import restore_differences
+    from fabric.push.restore_spark_backup import restore_differences
 
     before = _backup({SYSCTL_PATH: "a\n"})
     link = {"ifname": "enp1s0f0np0", "mtu": 9000, "flags": ["UP"],
@@ -116,7 +116,7 @@ def test_restore_puts_files_back_with_their_mode_in_one_round_trip(
     gone.write_text("written by push\n")
     sent: list[str] = []
     monkeypatch.setattr(push_shell, "sh_ok", _local_shell(sent))
-    monkeypatch.setattr("fabric.tasks.backup_spark_config.sh_ok", _local_shell(sent))
+    monkeypatch.setattr("fabric.push.backup_spark_config.sh_ok", _local_shell(sent))
     backup = _backup({str(kept): "net.ipv4.conf.x.arp_ignore = 0\n"}, {str(kept): "640"})
     result = restore_spark_backup(TASK, backup, (), (str(kept), str(gone)))
     assert len(sent) == 2  # one round trip restores, one reads the host back to compare
@@ -136,7 +136,7 @@ def test_restore_runs_every_step_then_names_the_failures(
     assert stopped == [(0, ""), (4, "")]
     assert len(sent) == 2
     bad = _backup({})
-    monkeypatch.setattr("fabric.tasks.restore_spark_backup.sh_steps",
+    monkeypatch.setattr("fabric.push.restore_spark_backup.sh_steps",
                         lambda _t, steps, **_k: [(0, "")] + [(2, "no such dev")] * (len(steps) - 1))
     with pytest.raises(RemoteCommandFailed, match="`ip link set dev enp1s0f0np0 mtu 1500` "
                                                   "exited 2: no such dev"):
@@ -145,22 +145,22 @@ def test_restore_runs_every_step_then_names_the_failures(
 
 def test_apply_writes_files_then_runtime_in_one_round_trip(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fabric.push.model import FileChange, SparkPlan
-    from fabric.tasks.apply_spark_config import apply_spark_config, apply_steps
+    from fabric.push.apply_spark_config import apply_spark_config, apply_steps
+    from fabric.push.model import FileChange, SparkChanges
 
     target = tmp_path / "sysctl.d" / "40-fabric.conf"
-    plan = SparkPlan(host="spark01", files=(
+    changeset = SparkChanges(host="spark01", files=(
         FileChange(NETPLAN_PATH, "same", "same", "", "600"),
         FileChange(str(target), None, "x = 1\n", "--- /dev/null\n+++ x\n", "644")),
         commands=("ip link set dev t0 up", "sysctl -qw net.ipv4.conf.t0.arp_ignore=1"),
         wants=(), touched=("t0",))
-    labels, steps = apply_steps(plan, has_netplan=True)
+    labels, steps = apply_steps(changeset, has_netplan=True)
     assert labels == [f"write {target}", "netplan generate && netplan apply",
                       "sysctl -qw net.ipv4.conf.t0.arp_ignore=1"]
     sent: list[str] = []
     monkeypatch.setattr(push_shell, "sh_ok", _local_shell(sent))
-    monkeypatch.setattr("fabric.tasks.apply_spark_config.apply_steps",
+    monkeypatch.setattr("fabric.push.apply_spark_config.apply_steps",
                         lambda p, h: ([labels[0], "check"], [steps[0], f"test -s {target}"]))
-    apply_spark_config(TASK, plan, has_netplan=True)
+    apply_spark_config(TASK, changeset, has_netplan=True)
     assert len(sent) == 1 and target.read_text() == "x = 1\n"
     assert oct(target.stat().st_mode & 0o777) == "0o644"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fabric.push.apply import PushOutcome
-from fabric.push.diff import plan_push, plan_switch
+from fabric.push.diff import diff_push, diff_switch
 from tests.push.helpers import lab_intent, recorded
 
 HOSTS = ["spark01", "spark02", "spark03", "spark04", "crs804"]
@@ -31,15 +31,15 @@ def factory(**extra: object):  # type: ignore[no-untyped-def]
 
 def test_factory_switch_is_refused_with_the_steps_and_nothing_changes() -> None:
     facts, sparks, snap = factory()
-    plan = plan_push(lab_intent(), facts, sparks, snap, HOSTS)
-    assert plan.switch is not None and plan.switch.refused
-    why = plan.switch.refused
+    changeset = diff_push(lab_intent(), facts, sparks, snap, HOSTS)
+    assert changeset.switch is not None and changeset.switch.refused
+    why = changeset.switch.refused
     assert f"the management address {MGMT}/24 is on `bridge`" in why
     assert "share the one hardware-offloaded bridge" in why
     assert ("/interface/bridge/port/remove [find interface=ether1]; "
             "/ip/address/set [find interface=bridge] interface=ether1") in why
-    assert plan.hosts_with_changes() == []
-    assert PushOutcome(plan).exit_code == 3
+    assert changeset.hosts_with_changes() == []
+    assert PushOutcome(changeset).exit_code == 3
 
 
 def test_prepared_switch_is_accepted() -> None:
@@ -48,23 +48,23 @@ def test_prepared_switch_is_accepted() -> None:
     rows = dict(snap.rows)
     rows["/interface/bridge/port"] = [r for r in rows["/interface/bridge/port"]
                                       if r["interface"] != "ether1"]
-    plan = plan_push(lab_intent(), facts, sparks, replace(snap, rows=rows), HOSTS)
-    assert plan.switch is not None and plan.switch.refused is None
-    assert "crs804" in plan.hosts_with_changes()
+    changeset = diff_push(lab_intent(), facts, sparks, replace(snap, rows=rows), HOSTS)
+    assert changeset.switch is not None and changeset.switch.refused is None
+    assert "crs804" in changeset.hosts_with_changes()
 
 
 def test_a_session_on_a_lane_push_changes_is_refused() -> None:
     facts, _, snap = factory(connected_interface="qsfp56-dd-1-1", addresses=[
         {"address": f"{MGMT}/24", "interface": "qsfp56-dd-1-1", "disabled": "false"}])
     assert facts.switch is not None
-    refused = plan_switch(lab_intent(), facts.switch, snap).refused or ""
+    refused = diff_switch(lab_intent(), facts.switch, snap).refused or ""
     assert f"this API session comes in on {MGMT} (qsfp56-dd-1-1)" in refused
 
 
 def test_the_session_address_not_the_inventory_name_decides() -> None:
     """The old guard compared /ip/address with the inventory hostname (a DNS name), so it
     never matched; the task now reads the API socket's peer address."""
-    from fabric.tasks.backup_switch_config import _session_address
+    from fabric.push.backup_switch_config import _session_address
 
     class Sock:
         def getsockname(self) -> tuple[str, int]:
@@ -76,7 +76,7 @@ def test_the_session_address_not_the_inventory_name_decides() -> None:
     class Pool:
         socket = type("W", (), {"socket": Sock()})()
 
-    from fabric.connections.routeros_api import RouterOsApiConnection
+    from fabric.remote.routeros_api import RouterOsApiConnection
 
     plugin = RouterOsApiConnection()
     plugin._pool = Pool()
@@ -90,6 +90,6 @@ def test_a_second_bridge_is_never_created() -> None:
     assert facts.switch is not None
     other = replace(snap, rows={**snap.rows, "/interface/bridge": [{"id": "*9",
                                                                      "name": "bridge1"}]})
-    refused = plan_switch(lab_intent(), facts.switch, other).refused or ""
+    refused = diff_switch(lab_intent(), facts.switch, other).refused or ""
     assert "already has bridge bridge1" in refused
     assert "Set `switch: bridge: bridge1` in the topology" in refused

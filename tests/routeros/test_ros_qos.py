@@ -13,10 +13,10 @@ from fabric.lab.routeros.cli import Cli
 from fabric.lab.routeros.export import export_terse
 from fabric.lab.routeros.state import StateFile
 from fabric.push.model import ApiCall
-from fabric.push.probe import SwitchSnapshot
 from fabric.push.qos import QOS_PATHS, switch_qos_calls, switch_qos_fact
-from fabric.tasks.push_shell import ros_call, ros_rows
-from fabric.tasks.restore_switch_backup import restore_qos
+from fabric.push.restore_switch_backup import restore_qos
+from fabric.push.snapshot import SwitchSnapshot
+from fabric.remote.shell import ros_call, ros_rows
 
 from .conftest import MakeLab, connect
 from .helpers import Lab, RawClient

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-import fabric.collect as collect
-from fabric.collect import collect_facts, describe_failure
+import fabric.collect.gather as collect
+from fabric.collect.gather import collect_facts, describe_failure
 from fabric.credentials import Credentials
 from fabric.facts import facts_from_json
+from fabric.remote.exec import LOGIN_ENV
 from fabric.target import Target
-from fabric.tasks.remote_exec import LOGIN_ENV
 from tests.conftest import run_cli
 
 from .conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory

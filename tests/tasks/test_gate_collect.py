@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from fabric.collect import switch_facts as csf
 
-from fabric.collect import collect_facts
+from fabric.collect.gather import collect_facts
+from fabric.collect.switch_facts import build_neighbors, link_ages
 from fabric.fingerprint import fingerprint
 from fabric.target import Target
-from fabric.tasks import collect_switch_facts as csf
-from fabric.tasks.collect_switch_facts import build_neighbors, link_ages
 
 from .test_collect import _fake_sparks
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from fabric.tasks import push_shell
-from fabric.tasks.push_shell import RemoteCommandFailed, sh, sh_ok, sh_steps, write_file
+from fabric.remote import shell as push_shell
+from fabric.remote.shell import RemoteCommandFailed, sh, sh_ok, sh_steps, write_file
 
 from .helpers import FakeSession
 

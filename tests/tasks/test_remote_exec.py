@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from netmiko.exceptions import ReadTimeout
 
-from fabric.tasks.remote_exec import LOGIN_ENV, exec_script
+from fabric.remote.exec import LOGIN_ENV, exec_script
 
 from .helpers import FakeChannel, FakeSession
 

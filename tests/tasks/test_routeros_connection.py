@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from fabric.connections.routeros_api import RouterOsApiConnection, RouterOsConnectError
+from fabric.remote.routeros_api import RouterOsApiConnection, RouterOsConnectError
 
 from .conftest import PASSWORD, USER, Emulator
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from fabric.connections.routeros_api import RouterOsApiConnection, RouterOsConnectError
 from fabric.credentials import from_environment
-from fabric.nornir_setup import routeros_extras
+from fabric.remote.nornir_setup import routeros_extras
+from fabric.remote.routeros_api import RouterOsApiConnection, RouterOsConnectError
 from fabric.target import Target
 from tests.tasks.conftest import PASSWORD, USER, Emulator
 

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric.tasks.collect_spark_facts import run_batch
-from fabric.tasks.collect_spark_sections import TranscriptError, split_transcript
-from fabric.tasks.spark_commands import (
+from fabric.collect.spark_commands import (
     ABSENT_RC,
     LLDP_WAIT_S,
     SparkCommand,
@@ -21,6 +19,8 @@ from fabric.tasks.spark_commands import (
     spark_commands,
     twin_commands,
 )
+from fabric.collect.spark_facts import run_batch
+from fabric.collect.spark_sections import TranscriptError, split_transcript
 
 from .helpers import TWINS, FakeSession, fixture
 

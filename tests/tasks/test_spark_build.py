@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from fabric.collect.spark_commands import ABSENT_RC, spark_commands
+from fabric.collect.spark_sections import Section, split_transcript
 from fabric.facts import facts_from_json
-from fabric.tasks.collect_spark_build import NO_RDMA, build_spark_facts
-from fabric.tasks.collect_spark_sections import Section, split_transcript
-from fabric.tasks.spark_commands import ABSENT_RC, spark_commands
+from fabric.facts_builder import NO_RDMA, build_spark_facts
 
 from .helpers import TWINS, fixture
 

@@ -13,7 +13,7 @@ from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import cable_facts, measurements_dicts
 from fabric.probes.measure import measurement
-from fabric.probes.schedule import BandwidthTest, Crossing, plan_bandwidth
+from fabric.probes.schedule import BandwidthTest, Crossing, schedule_bandwidth
 from fabric.probes.tools import Reading
 from fabric.report.model import CheckResult
 from tests.validators import builder
@@ -105,7 +105,7 @@ def probed(intent: Intent, slow: Slow, hosts: list[str] | None = None,
     names runs at that fraction of healthy (both twins at once: the twins' mean fraction),
     and at most at `acks` of healthy when its way back is slowed (its acknowledgements queue
     there while both ways run)."""
-    schedule = plan_bandwidth(intent, 3.0, hosts=hosts)
+    schedule = schedule_bandwidth(intent, 3.0, hosts=hosts)
     healthy = CX7 if intent.profile.rdma else VETH
 
     def fraction(crossings: tuple[Crossing, ...], tool: str, twin: int) -> float:

@@ -154,7 +154,7 @@ def test_lldpd_leftovers_as_the_spark_collector_marks_them(star4: Intent,
                                                            star_facts: Facts) -> None:
     """The collector's own marking (lldpd: several neighbours on a twin are all stale) on
     the undone swap: the Sparks' ends say nothing, the switch's ends confirm: pass."""
-    from fabric.tasks.collect_spark_facts import with_fresh_neighbors
+    from fabric.collect.spark_facts import with_fresh_neighbors
     from validators.cabling import check_lldp
 
     facts = _after_undone_swap(star4, star_facts, marked=False)

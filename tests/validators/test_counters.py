@@ -26,7 +26,6 @@ from fabric.intent.model import Intent
 from fabric.intent.profiles import CounterThresholds, get_profile
 from fabric.parsers import parse
 from fabric.parsers.records import EthtoolCounter
-from fabric.probes.batch import JobOutput
 from fabric.probes.counters import (
     ETHERNET,
     ETHTOOL,
@@ -37,6 +36,7 @@ from fabric.probes.counters import (
     spark_snapshot,
     switch_snapshot,
 )
+from fabric.remote.batch import JobOutput
 from fabric.report.model import CheckResult
 from tests.validators import builder
 from tests.validators.helpers import failures, link_id, show

@@ -1,0 +1,1 @@
+"""Facts collection: the Spark command table, the Nornir tasks that gather, the switch reads."""

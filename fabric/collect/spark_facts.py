@@ -1,0 +1,88 @@
+"""Nornir task: one Spark's facts over one SSH session, every command in one batch."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from nornir.core.task import Result, Task
+
+from fabric.collect.spark_commands import (
+    SparkCommand,
+    gate_commands,
+    render_script,
+    spark_commands,
+)
+from fabric.collect.spark_sections import split_transcript
+from fabric.facts import SparkFacts
+from fabric.facts_builder import build_spark_facts
+from fabric.intent.model import Intent
+from fabric.neighbors import endpoint, mark_stale
+from fabric.remote.exec import exec_script
+
+
+def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
+    """(every fabric twin of the host's port map, the twins the intent cables)."""
+    try:
+        spec = intent.hosts[host]
+    except KeyError:
+        raise ValueError(f"{host} is not a host of intent {intent.name}") from None
+    twins = [t.netdev for port in spec.ports.values() for t in port]
+    used = [i.netdev for i in intent.interfaces(host)]
+    return twins, used
+
+
+def run_batch(connection: Any, script: str, read_timeout: float) -> str:
+    """The transcript of the whole batch, run in the login environment on an exec channel of
+    the session (the script's own markers delimit it; its last command is the end marker)."""
+    _rc, out = exec_script(connection, script, read_timeout, login=True)
+    return out
+
+
+def with_fresh_neighbors(intent: Intent, facts: SparkFacts) -> SparkFacts:
+    """The facts with each stale LLDP entry marked (`fabric.neighbors.mark_stale`; lldpd's
+    ages count from when it learned an entry)."""
+    fresh = mark_stale(facts.neighbors,
+                       lambda n: endpoint(intent, n.system_name, n.port_id),
+                       by_last_frame=False)
+    return dataclasses.replace(facts, neighbors=fresh)
+
+
+def spark_batch(intent: Intent, host: str, narrow: bool = False,
+                families: Collection[str] | None = None) -> tuple[list[str], list[str],
+                                                                  tuple[SparkCommand, ...]]:
+    """(twins the builder reads, cabled twins, the batch) for one Spark: the gate's narrow
+    batch, the rows `families` need, or (None) every row."""
+    twins, used = spark_twins(intent, host)
+    if narrow:
+        return used, used, gate_commands(used)
+    return twins, used, spark_commands(twins, used, families)
+
+
+def build_from_transcript(intent: Intent, host: str, twins: Sequence[str],
+                          used: Sequence[str], commands: Sequence[SparkCommand],
+                          raw: str) -> SparkFacts:
+    """SparkFacts from one batch transcript, stale LLDP entries marked."""
+    facts = build_spark_facts(host, twins, split_transcript(raw), commands, used)
+    return with_fresh_neighbors(intent, facts)
+
+
+def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
+                        narrow: bool = False,
+                        families: Collection[str] | None = None) -> Result:
+    """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
+    LLDP neighbors (announced and read fresh, stale entries marked), versions, time sync,
+    FORWARD policy, QoS - one login, one batch.
+
+    `families`: only the rows those check families need (`SparkCommand.families`; None: all).
+    `narrow`: only what `fabric gate` compares (links, addresses, LLDP, GIDs, the cabled
+    twins' ethtool; `spark_commands.gate_commands`). Read-only, so a dry run collects too.
+    Missing tools and unparseable sections are recorded in the facts (`missing`, `notes`); a
+    broken session raises and fails the host.
+    """
+    twins, used, commands = spark_batch(intent, task.host.name, narrow, families)
+    conn = task.host.get_connection("netmiko", task.nornir.config)
+    raw = run_batch(conn, render_script(commands), read_timeout)
+    facts = build_from_transcript(intent, task.host.name, twins, used, commands, raw)
+    return Result(host=task.host, result=facts, changed=False)

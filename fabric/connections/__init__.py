@@ -1,1 +1,0 @@
-"""Nornir connection plugins (registered by entry point): `routeros_api` for the CRS804."""

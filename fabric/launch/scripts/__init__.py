@@ -1,0 +1,1 @@
+"""Scripts that run on the Sparks (copied over, not imported by the toolkit)."""
