@@ -84,11 +84,11 @@ def floors(lab: str) -> dict[str, float]:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare.append(time.monotonic() - t0)
     out["interpreter_s"] = _median(bare)
+    from fabric.cli.common import resolve_target
     from fabric.collect.gather import ROLES
     from fabric.remote.exec import exec_script
     from fabric.remote.nornir_setup import make_nornir
     from fabric.remote.transport import exec_only
-    from fabric.target import resolve_target
 
     target = resolve_target(lab, None, None)
     sparks = [h for h in target.intent.graph.nodes

@@ -13,6 +13,15 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+#: Counter sources (keys of `PortCounters.values`): a Spark's `ip -s` link stats, ethtool -S
+#: and RDMA hw_counters; a switch lane's `/interface` and `/interface/ethernet` stats.
+IP, ETHTOOL, RDMA = "ip", "ethtool", "rdma"
+INTERFACE, ETHERNET = "interface", "ethernet"
+
+#: The nccl-tests binaries the nccl family runs, and their launcher.
+TESTS = ("all_reduce_perf", "all_gather_perf")
+MPIRUN = "mpirun"
+
 
 @dataclass(frozen=True)
 class NetdevFact:

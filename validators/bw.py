@@ -26,7 +26,7 @@ from typing import Any
 from fabric.facts import BandwidthFact, Facts
 from fabric.intent.model import Intent
 from fabric.intent.profiles import LinkProfile
-from fabric.probes.schedule import Crossing, crossing
+from fabric.intent.wire import Crossing, crossing
 from fabric.report.model import Status
 from validators.judge import Out
 from validators.registry import check

@@ -13,11 +13,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from fabric.facts import CounterSnapshot, CounterWindow, Facts, PortCounters
+from fabric.facts import (
+    ETHERNET,
+    ETHTOOL,
+    INTERFACE,
+    IP,
+    RDMA,
+    CounterSnapshot,
+    CounterWindow,
+    Facts,
+    PortCounters,
+)
 from fabric.intent.model import Intent
 from fabric.intent.platforms import roce_qos
 from fabric.intent.profiles import CounterThresholds
-from fabric.probes.counters import ETHERNET, ETHTOOL, INTERFACE, IP, RDMA
 from fabric.report.model import Status
 from validators.judge import Out, where
 from validators.registry import check

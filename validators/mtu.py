@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
-from fabric.probes.ping import IP_ICMP_HEADERS
+from fabric.intent.wire import IP_ICMP_HEADERS
 from validators.judge import Out, cabled_lanes, where
 from validators.registry import check
 

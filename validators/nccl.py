@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fabric.facts import Facts
+from fabric.facts import MPIRUN, TESTS, Facts
 from fabric.intent.model import Intent
-from fabric.probes.nccl import MPIRUN, TESTS
 from validators.judge import Out
 from validators.registry import check
 

@@ -10,13 +10,28 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from fabric.errors import InputError
-from fabric.target import resolve_target
+from fabric.target import Target, files_target
 
 if TYPE_CHECKING:
     from fabric.intent.model import Intent
 
+LabOpt = typer.Option(None, "--lab", help="Work on lab NAME (its inventory and topology).")
+InventoryOpt = typer.Option(None, "--inventory", "-i", help="Nornir inventory directory.")
+TopologyOpt = typer.Option(None, "--topology", "-t", help="Topology name or file.")
 TopologyArg = typer.Argument(None, help="A topology name in topologies/ or a path to a YAML "
                              "file (omit with --lab).")
+
+
+def resolve_target(lab: str | None, inventory: Path | None, topology: str | None) -> Target:
+    """Resolve the common `--lab` / `-i` / `-t` options into a Target."""
+    if lab is None:
+        return files_target(topology, inventory)
+    if inventory is not None or topology is not None:
+        raise InputError("--lab already names an inventory and a topology; "
+                         "drop -i/-t or drop --lab")
+    from fabric.lab.registry import lab_target
+
+    return lab_target(lab)
 
 
 def write_output(text: str, output: Path | None) -> None:

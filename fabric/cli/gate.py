@@ -56,7 +56,7 @@ def _live_target(verdict: GateVerdict, lab: str | None, inventory: Path | None,
                  topology: str | None) -> Target:
     """Where to read the live fingerprint: the named target, else the report's lab, else its
     topology with the default inventory."""
-    from fabric.target import resolve_target
+    from fabric.cli.common import resolve_target
 
     report = verdict.report
     assert report is not None

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from fabric.cli.common import InventoryOpt as InvOpt
+from fabric.cli.common import LabOpt, TopologyOpt, resolve_target
 from fabric.errors import FabricError, InputError, RunIncomplete
-from fabric.target import InventoryOpt as InvOpt
-from fabric.target import LabOpt, TopologyOpt, resolve_target
 
 TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehearse]'` "
               "(torch 2.13; the CPU build: add `--extra-index-url "

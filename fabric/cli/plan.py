@@ -9,9 +9,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from fabric.cli.common import dump_json, write_output
+from fabric.cli.common import LabOpt, dump_json, write_output
 from fabric.errors import InputError
-from fabric.target import LabOpt
 
 
 class _DefaultToMigrate(TyperGroup):

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fabric.cli.common import TopologyArg, dump_json, intent_for, write_output
+from fabric.cli.common import LabOpt, TopologyArg, dump_json, intent_for, write_output
 from fabric.errors import InputError
-from fabric.target import LabOpt
 
 if TYPE_CHECKING:
     from rich.table import Table

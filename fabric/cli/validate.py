@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from fabric.cli.common import InventoryOpt, LabOpt, TopologyOpt, resolve_target
 from fabric.errors import InputError, RunIncomplete
-from fabric.target import InventoryOpt, LabOpt, TopologyOpt, resolve_target
 
 if TYPE_CHECKING:
     from fabric.intent.model import Intent

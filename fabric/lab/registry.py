@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabric.credentials import Credentials
 from fabric.errors import InputError
 from fabric.lab import names
+from fabric.target import Target
 
 SCHEMA = "fabric.lab/1"
 
@@ -124,3 +126,16 @@ def set_pid(lab: str, host: str, daemon: str, pid: int) -> None:
     record["hosts"][host]["pids"][daemon] = pid
     write_json(lab_dir(lab) / "lab.json", record)
     write_pid_file(lab_dir(lab), host, daemon, pid)
+
+
+def lab_target(name: str) -> Target:
+    """`--lab NAME`: the lab's own topology copy, inventory and credentials."""
+    from fabric.intent.build import load_intent
+
+    info = load_lab(name)
+    creds = Credentials(ssh_user=info.ssh_user, ssh_key=info.client_key,
+                        known_hosts=info.known_hosts, strict_host_keys=True,
+                        routeros_user=info.routeros_user,
+                        routeros_password=info.routeros_password)
+    return Target(load_intent(info.topology_path, info.inventory_dir), info.inventory_dir,
+                  creds, lab=name)

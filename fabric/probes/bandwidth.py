@@ -19,9 +19,10 @@ from typing import Any
 from nornir.core import Nornir
 
 from fabric.facts import BandwidthFact, Facts
+from fabric.intent.wire import Crossing
 from fabric.probes.measure import Measurement
 from fabric.probes.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
-from fabric.probes.schedule import BandwidthTest, Crossing, Schedule
+from fabric.probes.schedule import BandwidthTest, Schedule
 from fabric.probes.tools import SLACK_S
 
 RoundHook = Callable[[int, tuple[BandwidthTest, ...]], None]

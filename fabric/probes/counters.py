@@ -20,17 +20,23 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from fabric.errors import ParseError
-from fabric.facts import CounterSnapshot, CounterWindow, Facts, PortCounters
+from fabric.facts import (
+    ETHERNET,
+    ETHTOOL,
+    INTERFACE,
+    IP,
+    RDMA,
+    CounterSnapshot,
+    CounterWindow,
+    Facts,
+    PortCounters,
+)
 from fabric.intent.model import Intent
 from fabric.parsers import parse
 from fabric.parsers.records import EthtoolCounter, IpLinkStats, RdmaHwCounter
 from fabric.remote.batch import JobOutput, batch_script, split_batch
 from fabric.remote.exec import exec_script
 from fabric.remote.shell import routeros
-
-#: Counter sources (keys of `PortCounters.values`).
-IP, ETHTOOL, RDMA = "ip", "ethtool", "rdma"
-INTERFACE, ETHERNET = "interface", "ethernet"
 
 IP_STATS = "ip -s -s -j link show"
 HW_COUNTERS = "grep -s -H . /sys/class/infiniband/*/ports/*/hw_counters/*"

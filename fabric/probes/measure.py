@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fabric.errors import ParseError
+from fabric.intent.wire import Crossing
 from fabric.parsers.jsonread import load_json
-from fabric.probes.schedule import BandwidthTest, Crossing, Leg
+from fabric.probes.schedule import BandwidthTest, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import SLACK_S, Reading, read_iperf3
 from fabric.remote.batch import JobOutput, batch_script, split_batch

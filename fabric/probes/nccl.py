@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fabric.errors import ParseError
-from fabric.facts import Facts, NcclFact
+from fabric.facts import MPIRUN, TESTS, Facts, NcclFact
 from fabric.intent.model import Intent
 from fabric.launch.spec import LaunchSpec, build_spec
 from fabric.parsers import parse
@@ -20,8 +20,6 @@ from fabric.parsers.records import NcclTestSummary
 from fabric.remote.batch import JobOutput
 
 #: The collectives run, in order; mpirun launches them.
-TESTS = ("all_reduce_perf", "all_gather_perf")
-MPIRUN = "mpirun"
 #: Safe sizes: 512 MiB to 4 GiB, doubling (fits a Spark's unified memory beside a model).
 SIZES = "-b 512M -e 4G -f 2"
 #: Where nccl-tests is usually built when it is not on PATH.
@@ -88,7 +86,7 @@ def mpirun_command(spec: LaunchSpec, hosts: Sequence[str], binary: str) -> str:
     return f"timeout {RUN_TIMEOUT_S} {cmd} {shlex.quote(binary)} {SIZES} -g 1"
 
 
-def plan_nccl(intent: Intent, facts: Facts,
+def nccl_jobs(intent: Intent, facts: Facts,
               found: Mapping[str, Mapping[str, str | None]]) -> list[NcclJob]:
     """One job per test installed on every reachable Spark (rank order of the launch spec),
     with mpirun on rank 0; none with fewer than two such Sparks."""

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from fabric.errors import ParseError
 from fabric.facts import PingFact
 from fabric.intent.model import Intent, InterfaceIntent
+from fabric.intent.wire import IP_ICMP_HEADERS
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
 from fabric.remote.batch import MARK as BATCH_MARK
 from fabric.remote.batch import split_batch
 
-IP_ICMP_HEADERS = 28
 SMALL_PAYLOAD = 56
 COUNT = 1
 #: How long the first echo waits for its reply. A fabric answers in microseconds and a cold

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from nornir.core import Nornir
 
 from fabric.collect.gather import Beside, Gathered
-from fabric.facts import CounterSnapshot, Facts, NcclFact, PingFact
+from fabric.facts import TESTS, CounterSnapshot, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.probes.bandwidth import (
     cable_facts,
@@ -41,7 +41,7 @@ from fabric.probes.counters import (
     read_switch,
     spark_script,
 )
-from fabric.probes.nccl import TESTS, detect_script, parse_detected, plan_nccl, with_missing
+from fabric.probes.nccl import detect_script, nccl_jobs, parse_detected, with_missing
 from fabric.probes.ping import (
     PROBE_MAX_S,
     PingProbe,
@@ -273,7 +273,7 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None,
         agg = sub.run(task=find_nccl_tests, name="find nccl-tests", raise_on_error=False)
         found = {h: m[0].result for h, m in agg.items() if not m.failed}
     facts = with_missing(facts, found)
-    jobs = plan_nccl(intent, facts, found)
+    jobs = nccl_jobs(intent, facts, found)
     if not jobs:
         if say is not None:
             say(f"nccl-tests not run: {', '.join(TESTS)} and mpirun are not on every Spark")

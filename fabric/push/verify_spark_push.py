@@ -8,7 +8,7 @@ import time
 
 from nornir.core.task import Result, Task
 
-from fabric.probes.ping import IP_ICMP_HEADERS
+from fabric.intent.wire import IP_ICMP_HEADERS
 from fabric.push.model import NetdevWant
 from fabric.remote.shell import sh, sh_ok
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from fabric.cli.common import resolve_target
 from fabric.collect.gather import collect_facts
 from fabric.facts import Facts
 from fabric.lab import builder
@@ -33,7 +34,6 @@ from fabric.lab.registry import LabInfo, load_lab
 from fabric.probes.counters import counter_window, snapshot_reader
 from fabric.remote.nornir_setup import make_nornir
 from fabric.report.model import CheckResult
-from fabric.target import resolve_target
 from tests.lab.conftest import eventually
 from tests.lab.test_validate import configure, failing, validate
 from validators import run_checks

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import routeros_api
 
+from fabric.cli.common import resolve_target
 from fabric.lab import builder, faults, ns
 from fabric.lab.cabling import cable_end
 from fabric.lab.registry import LabInfo
-from fabric.target import resolve_target
 from tests.conftest import run_cli
 from tests.lab.conftest import (
     build,

@@ -244,9 +244,9 @@ def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
 
 
 def test_locked_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
+    from fabric.cli.common import resolve_target
     from fabric.push.apply import lock_keys
     from fabric.push.lock import host_locks
-    from fabric.target import resolve_target
 
     keys = lock_keys(resolve_target(LAB, None, None), ["spark03"])
     with host_locks(state_dir / "locks", "held-by-test", keys):

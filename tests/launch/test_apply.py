@@ -105,9 +105,9 @@ def test_rehearsal_env_without_a_gid_leaves_it_unset() -> None:
 def test_exit_codes_and_failure_kinds() -> None:
     from netmiko.exceptions import NetmikoTimeoutException
 
+    from fabric.cli.common import resolve_target
     from fabric.launch.apply import ApplyOutcome, NodeOutcome, _failure
     from fabric.remote.shell import RemoteCommandFailed
-    from fabric.target import resolve_target
 
     target = resolve_target(None, None, "star4")
     assert _failure(target, RemoteCommandFailed("spark02: mkdir failed"))[0] == "failed"

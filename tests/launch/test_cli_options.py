@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from fabric.cli.common import resolve_target
 from fabric.launch import spec as launch_plan
 from fabric.report.model import CheckResult, Report, report_to_json
-from fabric.target import resolve_target
 from tests.conftest import run_cli
 
 RECORD = Path(__file__).resolve().parents[2] / "bench" / "nccl_rehearsal_h200x2" / "rank0.txt"

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fabric.cli.common import resolve_target
 from fabric.launch import state as launch_state
 from fabric.launch.apply import LaunchMeta, apply_launch, stop_launch
 from fabric.launch.engines import engine_args
@@ -25,7 +26,7 @@ from fabric.launch.render import container_name, node_env, render
 from fabric.launch.spec import LaunchSpec, build_spec, with_extra_env, with_ip_addresses
 from fabric.launch.state import RUN_ID_VAR, RUN_LABEL, launch_state_path, load_record
 from fabric.remote import shell as push_shell
-from fabric.target import Target, resolve_target
+from fabric.target import Target
 
 DOUBLES = Path(__file__).parent / "doubles"
 FAKE_DNS = {f"spark0{i}.mgmt.studio.lan": f"192.0.2.{i}" for i in range(1, 9)}

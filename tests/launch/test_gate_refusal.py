@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fabric.cli.common import resolve_target
 from fabric.report.model import CheckResult, Report, report_to_json
-from fabric.target import resolve_target
 from tests.conftest import run_cli
 
 

@@ -10,18 +10,18 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fabric.probes import run_nccl_tests as task_module
 
 import validators
 from fabric.facts import Facts
 from fabric.intent.model import Intent
+from fabric.probes import run_nccl_tests as task_module
 from fabric.probes.nccl import (
     NcclJob,
     detect_script,
     gid_index,
     nccl_fact,
+    nccl_jobs,
     parse_detected,
-    plan_nccl,
     with_missing,
 )
 from fabric.remote.batch import MARK, JobOutput
@@ -57,7 +57,7 @@ def test_detect_output_reads_paths_and_absences() -> None:
 
 
 def test_mpirun_from_rank0_with_the_launch_env(star4: Intent, healthy: Facts) -> None:
-    jobs = plan_nccl(star4, healthy, _found(healthy))
+    jobs = nccl_jobs(star4, healthy, _found(healthy))
     assert [j.test for j in jobs] == ["all_reduce_perf", "all_gather_perf"]
     job = jobs[0]
     assert job.hosts == ("spark01", "spark02", "spark03", "spark04")
@@ -73,9 +73,9 @@ def test_mpirun_from_rank0_with_the_launch_env(star4: Intent, healthy: Facts) ->
 
 def test_a_test_missing_anywhere_is_not_run(star4: Intent, healthy: Facts) -> None:
     found = _found(healthy, spark03={**TOOLS, "all_gather_perf": None})
-    assert [j.test for j in plan_nccl(star4, healthy, found)] == ["all_reduce_perf"]
+    assert [j.test for j in nccl_jobs(star4, healthy, found)] == ["all_reduce_perf"]
     no_mpi = _found(healthy, spark01={**TOOLS, "mpirun": None})
-    assert plan_nccl(star4, healthy, no_mpi) == []
+    assert nccl_jobs(star4, healthy, no_mpi) == []
 
 
 def _batched(*texts: str, codes: tuple[int, ...] = ()) -> str:
@@ -111,7 +111,7 @@ def _verdict(intent: Intent, facts: Facts) -> list[Any]:
 def test_recorded_run_is_judged_against_the_profile(
         monkeypatch: pytest.MonkeyPatch, star4: Intent, healthy: Facts, recorded: Path,
         status: str, busbw: float) -> None:
-    jobs = [j for j in plan_nccl(star4, healthy, _found(healthy)) if j.test == "all_gather_perf"]
+    jobs = [j for j in nccl_jobs(star4, healthy, _found(healthy)) if j.test == "all_gather_perf"]
     runs = _run_task(monkeypatch, jobs, _batched(recorded.read_text()))
     assert [(r.test, r.busbw_gbytes, r.error) for r in runs] == [
         ("all_gather_perf", busbw, None)]
@@ -136,7 +136,7 @@ def test_absent_nccl_tests_skips_with_the_reason(star4: Intent, healthy: Facts) 
     none: dict[str, str | None] = dict.fromkeys(TOOLS)
     found = {h: none for h in healthy.sparks}
     facts = with_missing(healthy, found)
-    assert plan_nccl(star4, facts, found) == []
+    assert nccl_jobs(star4, facts, found) == []
     results = _verdict(star4, facts)
     assert {r.status for r in results} == {"skip"}
     assert any("all_reduce_perf is not installed on spark01, spark02, spark03, spark04"

@@ -11,9 +11,10 @@ import pytest
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
+from fabric.intent.wire import Crossing
 from fabric.probes.bandwidth import cable_facts, measurements_dicts
 from fabric.probes.measure import measurement
-from fabric.probes.schedule import BandwidthTest, Crossing, schedule_bandwidth
+from fabric.probes.schedule import BandwidthTest, schedule_bandwidth
 from fabric.probes.tools import Reading
 from fabric.report.model import CheckResult
 from tests.validators import builder
