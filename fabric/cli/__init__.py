@@ -8,20 +8,35 @@ from __future__ import annotations
 
 import gc
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from fabric.errors import FabricError
 
+#: `fabric --help` lists the commands in the order of the flow, from cables to a launch.
+FLOW = ("topo", "plan", "whatif", "lab", "facts", "push", "validate", "gate", "launch",
+        "parse", "version")
+
+
+class FlowOrder(TyperGroup):
+    """A command group that lists its commands in flow order (unknown ones last, by name)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        rank = {name: i for i, name in enumerate(FLOW)}
+        return sorted(super().list_commands(ctx), key=lambda n: (rank.get(n, len(FLOW)), n))
+
+
 app = typer.Typer(
     name="fabric",
+    cls=FlowOrder,
     help="DGX Spark fabrics on a MikroTik CRS804: plan, push, validate, launch, and a lab twin.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-
 
 
 @app.callback()

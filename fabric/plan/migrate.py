@@ -7,6 +7,8 @@ nodes on it; idle port groups are reconfigured between node moves; new nodes joi
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from fabric.intent.model import Intent, Link
 from fabric.plan import data
 from fabric.plan.cables import CableBook, key
@@ -52,6 +54,37 @@ def _undo(actions: list[CableAction]) -> list[str]:
         else:
             out.append(f"unplug {a.cable} from {a.to_port}")
     return out
+
+
+@dataclass
+class _Rewire:
+    """What re-cabling one node took: the cables it left, the nodes a port-mode change
+    bounced, the ports re-moded, the hand movements and the switch commands (and undo)."""
+
+    old: list[Link]
+    bounced: set[str]
+    ports: list[str]
+    cables: list[CableAction] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    undo_commands: list[str] = field(default_factory=list)
+
+
+def _wave_minutes(rw: _Rewire, readdress: bool) -> float:
+    """Estimated minutes of a node's step (plan.yaml durations)."""
+    return (data.duration("drain") + data.duration("cable_end") * _ends(rw.cables)
+            + data.duration("port_mode") * len(rw.ports)
+            + (data.duration("bounce") if rw.bounced else 0)
+            + (data.duration("readdress") if readdress else 0) + data.duration("node_gate"))
+
+
+def _wave_rollback(node: str, rw: _Rewire, readdress: bool) -> list[str]:
+    """Undo a node's step: cables back, port modes back, its netplan back, re-gate."""
+    rollback = [*_undo(rw.cables), *rw.undo_commands]
+    if readdress:
+        rollback.append(f"restore {node}'s netplan: `sudo tar xzf "
+                        "/var/backups/fabric-netplan.tgz -C / && sudo netplan apply`")
+    rollback.append(f"re-run the pre-check gate on {node}")
+    return rollback
 
 
 class _Planner:
@@ -214,6 +247,30 @@ class _Planner:
                        switch_commands=tuple(cmds)))
 
     def _wave(self, node: str, pending: list[str]) -> None:
+        """One node's step: drain it, re-cable (and re-mode its ports), re-address, gate."""
+        rw = self._rewire(node, pending)
+        gone = node in self.gone_nodes
+        addrs = [] if gone else _addr_changes(self.src, self.dst, node)
+        down = {node} | rw.bounced
+        fams = data.gate_families("bounce" if gone else "node")
+        gate_hosts = tuple(sorted(({node} if not gone else set()) | rw.bounced))
+        targets = sorted({str(lk.peer_of(node)) for lk in self.dst.links_of(node)})
+        title = (f"Decommission {node}" if gone else f"Move {node} to {', '.join(targets)}")
+        if gone:
+            self.serving.discard(node)
+        self._add(Step(len(self.steps) + 1, "decommission" if gone else "move", title,
+                       tuple(sorted(down)), self._serving_now(down),
+                       _wave_minutes(rw, bool(addrs)),
+                       Gate(fams, self.dst.name, gate_hosts),
+                       tuple(_wave_rollback(node, rw, bool(addrs))),
+                       bounced=tuple(sorted(rw.bounced)),
+                       actions=tuple(self._wave_actions(node, rw, addrs)),
+                       cables=tuple(rw.cables), switch_commands=tuple(rw.commands),
+                       addresses=tuple(addrs)))
+
+    def _rewire(self, node: str, pending: list[str]) -> _Rewire:
+        """Move `node`'s cables from the source layout to the target one, switching the
+        ports they need to their new mode; plug what was waiting for a free port."""
         old = [lk for lk in self.present.values() if node in _hosts(lk)
                and key(lk) not in self.dst_keys]
         new = [lk for lk in self.added if node in _hosts(lk) and key(lk) not in self.present]
@@ -222,38 +279,37 @@ class _Planner:
         occupied = self._occupied()
         plug = [lk for lk in new if not any(str(e) in occupied for e in lk.ends())]
         plugging = {key(lk) for lk in plug}
-        cables: list[CableAction] = []
+        rw = _Rewire(old, self._bounced(node, new), self._ports_for(new))
         for lk in old:
-            cables += self.book.unplug(lk, plugging)
-        bounced = self._bounced(node, new)
-        ports = self._ports_for(new)
-        cmds: list[str] = []
-        undo_cmds: list[str] = []
-        for port in ports:
-            cmds += mode_commands(self.dst, port, self.modes.get(port))
+            rw.cables += self.book.unplug(lk, plugging)
+        for port in rw.ports:
+            rw.commands += mode_commands(self.dst, port, self.modes.get(port))
             if self.src.switch and port in self.src.switch.port_modes:
-                undo_cmds.append(f"set {port} back to {self.modes.get(port)} (commands as in "
-                                 "the pre-check export)")
+                rw.undo_commands.append(f"set {port} back to {self.modes.get(port)} (commands "
+                                        "as in the pre-check export)")
             self.modes[port] = self.pending_ports.pop(port)
-            cables += self.book.install(port)
+            rw.cables += self.book.install(port)
         for lk in plug:
-            cables += self.book.plug(lk)
+            rw.cables += self.book.plug(lk)
             self.present[key(lk)] = lk
         self.deferred += [lk for lk in new if key(lk) not in plugging]
-        cables += self._plug_deferred(pending)
+        rw.cables += self._plug_deferred(pending)
+        return rw
+
+    def _wave_actions(self, node: str, rw: _Rewire, addrs: list[AddressChange]) -> list[str]:
+        """What the operator does, in order: drain, what else goes down, re-address, undrain."""
         gone = node in self.gone_nodes
-        affected = sorted({h for lk in old for h in _hosts(lk)} - {node} - bounced
+        affected = sorted({h for lk in rw.old for h in _hosts(lk)} - {node} - rw.bounced
                           - {self.src.switch.host if self.src.switch else ""})
         actions = [f"drain {node}: take it out of the balancer, stop its server"]
-        if bounced:
-            actions.append(f"port group restart on {', '.join(ports)} bounces "
-                           f"{', '.join(sorted(bounced))} (links drop for ~"
+        if rw.bounced:
+            actions.append(f"port group restart on {', '.join(rw.ports)} bounces "
+                           f"{', '.join(sorted(rw.bounced))} (links drop for ~"
                            f"{data.duration('bounce'):g} min)")
         if affected:
             verb = "loses" if len(affected) == 1 else "lose"
             actions.append(f"{', '.join(affected)} {verb} a fabric link but keep"
                            f"{'s' if len(affected) == 1 else ''} serving")
-        addrs = [] if gone else _addr_changes(self.src, self.dst, node)
         if addrs:
             same = all(c.kept for c in addrs if c.after is not None)
             actions.append(f"re-address {node}: " + ("rail addresses unchanged; write the new "
@@ -263,28 +319,7 @@ class _Planner:
             actions.append(f"{node} leaves the fabric: unconfigure its fabric netdevs")
         else:
             actions.append(f"undrain {node} when the gate passes")
-        down = {node} | bounced
-        dur = (data.duration("drain") + data.duration("cable_end") * _ends(cables)
-               + data.duration("port_mode") * len(ports)
-               + (data.duration("bounce") if bounced else 0)
-               + (data.duration("readdress") if addrs else 0) + data.duration("node_gate"))
-        rollback = [*_undo(cables), *undo_cmds]
-        if addrs:
-            rollback.append(f"restore {node}'s netplan: `sudo tar xzf "
-                            "/var/backups/fabric-netplan.tgz -C / && sudo netplan apply`")
-        rollback.append(f"re-run the pre-check gate on {node}")
-        fams = data.gate_families("bounce" if gone else "node")
-        gate_hosts = tuple(sorted(({node} if not gone else set()) | bounced))
-        targets = sorted({str(lk.peer_of(node)) for lk in self.dst.links_of(node)})
-        title = (f"Decommission {node}" if gone else f"Move {node} to {', '.join(targets)}")
-        if gone:
-            self.serving.discard(node)
-        self._add(Step(len(self.steps) + 1, "decommission" if gone else "move", title,
-                       tuple(sorted(down)), self._serving_now(down), dur,
-                       Gate(fams, self.dst.name, gate_hosts), tuple(rollback),
-                       bounced=tuple(sorted(bounced)), actions=tuple(actions),
-                       cables=tuple(cables), switch_commands=tuple(cmds),
-                       addresses=tuple(addrs)))
+        return actions
 
     def _plug_deferred(self, pending: list[str]) -> list[CableAction]:
         out: list[CableAction] = []
