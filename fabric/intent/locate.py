@@ -27,6 +27,10 @@ def resolve_topology(name: str | Path) -> Path:
         if candidate.is_file():
             return candidate
     known = sorted({p.stem for d in topology_dirs() if d.is_dir() for p in d.glob("*.yaml")})
+    if not known:
+        raise InputError(InputProblem(str(name), None, "TOPOLOGY",
+                                      "unknown topology; no topologies/ here: pass a YAML "
+                                      "file, or set FABRIC_TOPOLOGIES to a directory"))
     raise InputError(InputProblem(str(name), None, "TOPOLOGY",
                                   f"unknown topology; known: {', '.join(known)}"))
 

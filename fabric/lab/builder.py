@@ -33,6 +33,9 @@ from fabric.lab import (
 from fabric.lab.registry import SCHEMA, LabInfo
 
 Progress = Callable[[str], None]
+#: Host sysctls a Spark has from DGX OS (Ubuntu with systemd) that a new namespace lacks.
+DGX_OS_SYSCTLS = {"net.ipv4.ping_group_range": "0 2147483647"}
+
 TOOLS = ("ip", "tc", "unshare", "nsenter", "sysctl", "ssh-keygen", "openssl", "lldpcli", "ethtool",
          "netplan", "sudo", "mountpoint", sshd.SSHD, lldp.LLDPD)
 #: How long a switch lane stays without link after a speed, FEC or autoneg change (seconds);
@@ -240,8 +243,11 @@ def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, LabHost]) -> Non
         elif h.role == "spark":
             spark = intent.hosts[h.name]
             ns.ip_batch(cabling.spark_dark_lines(intent, spark), h.namespace)
-            # silence the hidden cable ends while they are still down
-            ns.sysctl(h.namespace, cabling.hidden_end_sysctls(cabling.spark_lowers(spark)))
+            # silence the hidden cable ends while they are still down; let users open ICMP
+            # datagram sockets as DGX OS does (systemd's 50-default.conf), so `ping` as
+            # dgxadmin uses them and not a raw socket that sees every echo of the namespace
+            ns.sysctl(h.namespace, {**cabling.hidden_end_sysctls(cabling.spark_lowers(spark)),
+                                    **DGX_OS_SYSCTLS})
             lines += cabling.spark_twin_lines(spark)
         ns.ip_batch(lines, h.namespace)
 
