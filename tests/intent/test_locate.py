@@ -12,7 +12,7 @@ from fabric.intent import locate
 
 
 def test_unknown_name_lists_the_known_topologies() -> None:
-    with pytest.raises(InputError, match="known: .*star4"):
+    with pytest.raises(InputError, match=r"known: .*star4"):
         locate.resolve_topology("nosuch")
 
 
