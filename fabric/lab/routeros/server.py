@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import socketserver
 import sys
 import tempfile
@@ -19,6 +20,9 @@ class _Handler(socketserver.BaseRequestHandler):
     server: ApiServer
 
     def handle(self) -> None:
+        # A reply is several sentences, one send each: without NODELAY, Nagle holds each
+        # sentence after the first until the client's (delayed) ACK of the one before.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         Session(self.request, self.server.device).run()
 
 
