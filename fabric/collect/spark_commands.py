@@ -91,7 +91,7 @@ _CUDA_TOOLKIT = (
 )
 
 
-#: The login's user id: the batch's runner sets `U` once (`render_script`); a row run on its
+#: The login's user id: the batch's prelude sets `U` once (`render_script`); a row run on its
 #: own asks `id`.
 _UID = "${U:-$(id -u)}"
 

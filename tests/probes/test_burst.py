@@ -14,7 +14,7 @@ from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.remote.batch import MARK
 from fabric.remote.burst import Script, exec_burst, split_burst
 from fabric.remote.exec import LOGIN_ENV
-from tests.tasks.helpers import FakeSession
+from tests.remote.helpers import FakeSession
 
 
 def test_scripts_run_side_by_side_and_come_back_whole(tmp_path: Path) -> None:

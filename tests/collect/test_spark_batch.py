@@ -21,8 +21,9 @@ from fabric.collect.spark_commands import (
 )
 from fabric.collect.spark_facts import read_sections, run_batch
 from fabric.remote.batch import MARK, TranscriptError
+from tests.remote.helpers import FakeSession
 
-from .helpers import TWINS, FakeSession, fixture, sections_of
+from .helpers import TWINS, fixture, sections_of
 
 
 def _run(commands: list[SparkCommand]) -> str:

@@ -17,9 +17,10 @@ from fabric.remote.exec import LOGIN_ENV
 from fabric.remote.runner import describe_failure
 from fabric.target import Target
 from tests.conftest import run_cli
+from tests.remote.conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
+from tests.remote.helpers import FakeSession
 
-from .conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
-from .helpers import FakeSession, fixture
+from .helpers import fixture
 
 
 class FakeNetmiko(FakeSession):

@@ -20,9 +20,9 @@ from fabric.intent.model import Intent
 from fabric.report.model import CheckResult
 from fabric.target import Target
 from fabric.validate import collect_families
+from tests.remote.conftest import PASSWORD, USER, Emulator
 from validators import FAMILIES, run_checks
 
-from .conftest import PASSWORD, USER, Emulator
 from .helpers import FIXTURES, fixture, ring4, sections_of, star4
 
 
