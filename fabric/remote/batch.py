@@ -71,9 +71,10 @@ def end_marker(key: str | int, status: str) -> str:
 def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
                  prelude: str = "", tmp: str = "fabric-batch") -> str:
     """A POSIX sh script that runs `jobs` (in parallel, or one after the other; with
-    `stop_on_error`, up to the first that fails) and prints each output delimited.
-    `prelude`: shell run first, in the batch's own shell (exports, renice)."""
+    `stop_on_error`, one after the other up to the first that fails) and prints each output
+    delimited. `prelude`: shell run first, in the batch's own shell (exports, renice)."""
     pairs = _keyed(jobs)
+    parallel = parallel and not stop_on_error
     lines = [prelude.rstrip("\n")] if prelude else []
     lines.append(f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{tmp}.XXXXXX") || exit 99')
     if stop_on_error:
