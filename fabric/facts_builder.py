@@ -1,4 +1,6 @@
-"""Build `SparkFacts` from the sections of one batched transcript.
+"""Build `SparkFacts` from the sections of one Spark's facts batch: plain records (name,
+exit status, output), read by rules (`SectionRule`: which parser, which tool, which exit codes
+still count) that the collector's command table provides.
 
 Decisions (what a section that cannot be used becomes):
 
@@ -19,10 +21,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from fabric.collect.spark_commands import ABSENT_RC, SparkCommand
-from fabric.collect.spark_sections import Section
 from fabric.errors import ParseError
 from fabric.facts import (
     EthtoolFact,
@@ -55,6 +55,36 @@ from fabric.parsers.records import (
 R = TypeVar("R", bound=Record)
 NO_RDMA = "rdma: no RDMA devices"
 _NOT_FOUND = 127
+#: Exit code of a per-twin command whose netdev does not exist (one note, not three errors).
+ABSENT_RC = 100
+
+
+@dataclass(frozen=True)
+class Section:
+    """What one command of the batch printed (stdout and stderr together) and its exit code."""
+
+    name: str
+    output: str
+    rc: int
+
+
+class SectionRule(Protocol):
+    """How a section is read: `kind` is a `fabric.parsers` kind (None: raw text), `tool` what
+    lands in `missing` on exit 127, `netdev` the twin of a per-twin command, `ok_rc` the exit
+    codes whose output is still parsed, `empty_ok` whether empty output means "nothing"."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def netdev(self) -> str | None: ...
+    @property
+    def ok_rc(self) -> tuple[int, ...]: ...
+    @property
+    def empty_ok(self) -> bool: ...
 
 
 @dataclass
@@ -62,7 +92,7 @@ class SectionReader:
     """Reads sections by command name, recording missing tools and notes as it goes."""
 
     sections: dict[str, Section]
-    commands: dict[str, SparkCommand]
+    commands: dict[str, SectionRule]
     missing: dict[str, None] = field(default_factory=dict)  # ordered set
     notes: dict[str, None] = field(default_factory=dict)
     spare: frozenset[str] = frozenset()  # twins the intent does not use: absence is no news
@@ -119,9 +149,9 @@ class SectionReader:
 
 
 def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Section],
-                      commands: Sequence[SparkCommand],
+                      commands: Sequence[SectionRule],
                       used: Sequence[str] | None = None) -> SparkFacts:
-    """SparkFacts for `host` from its transcript sections.
+    """SparkFacts for `host` from its batch's sections, read by the rules `commands`.
 
     `twins` are its fabric netdevs (the port map); `used` those the intent cables (default:
     all). A used twin that is absent gets a note; an absent spare twin is skipped quietly.

@@ -5,28 +5,19 @@ A host that cannot be read lands in `Facts.errors[host]` with a one-line reason 
 scrubbed); the other hosts complete. `families` narrows what is read to what those check
 families judge (plus the fingerprint's inputs; see `spark_commands`). `Beside` is work a
 validation does on each host's connection at the same time: a Spark's scripts run in one
-burst with its facts batch (`fabric.probes.burst`), the switch's calls right after its facts.
+burst with its facts batch (`fabric.remote.burst`), the switch's calls right after its facts.
 """
 
 from __future__ import annotations
 
-import errno
-import logging
-import socket
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from netmiko.exceptions import (
-    NetmikoAuthenticationException,
-    NetmikoTimeoutException,
-    ReadTimeout,
-)
 from nornir.core import Nornir
-from nornir.core.task import AggregatedResult, Result, Task
-from paramiko.ssh_exception import AuthenticationException, BadHostKeyException
+from nornir.core.task import Result, Task
 
 from fabric.collect.spark_commands import render_script
 from fabric.collect.spark_facts import (
@@ -34,14 +25,13 @@ from fabric.collect.spark_facts import (
     collect_spark_facts,
     spark_batch,
 )
-from fabric.collect.spark_sections import TranscriptError
 from fabric.collect.switch_facts import collect_switch_facts
 from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
-from fabric.probes.burst import Script, ScriptOutput, exec_burst
+from fabric.remote.burst import Script, ScriptOutput, exec_burst
 from fabric.remote.nornir_setup import make_nornir
-from fabric.remote.routeros_api import RouterOsConnectError
+from fabric.remote.runner import run
 from fabric.remote.transport import exec_only
 from fabric.target import Target
 
@@ -149,10 +139,12 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     twins, used, commands = spark_batch(intent, host, families=families)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     started = now()
+    # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,
+    # once every other script has started at normal priority.
     batch = Script(FACTS, render_script(commands), FACTS_TIMEOUT_S, login=True)
-    outs = exec_burst(conn, [batch, *scripts])
-    facts = build_from_transcript(intent, host, twins, used, commands, outs[0].output)
-    return facts, Side(started, tuple(outs[1:]))
+    *outs, facts_out = exec_burst(conn, [*scripts, batch])
+    facts = build_from_transcript(intent, host, twins, used, commands, facts_out.output)
+    return facts, Side(started, tuple(outs))
 
 
 def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
@@ -194,58 +186,6 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
             task.host.close_connections()
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    while todo:
-        cur = todo.pop(0)
-        if id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        yield cur
-        todo += [c for c in (cur.__cause__, cur.__context__) if c is not None]
-        todo += [e for e in getattr(cur, "errors", {}).values() if isinstance(e, BaseException)]
-
-
-def describe_failure(exc: BaseException, where: str = "ssh") -> str:
-    """One short line saying why a host could not be read (`where`: "ssh ADDRESS:PORT")."""
-    text = str(exc)
-    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(exc).__name__)
-    if isinstance(exc, RouterOsConnectError):
-        return first
-    causes = list(_causes(exc))
-
-    def seen(*kinds: type[BaseException]) -> bool:
-        return any(isinstance(c, kinds) for c in causes)
-
-    for cause in causes:
-        if isinstance(cause, ConnectionRefusedError) or (
-                isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED):
-            return f"{where}: connection refused (is sshd running?)"
-        if isinstance(cause, socket.timeout | TimeoutError) and not seen(ReadTimeout):
-            return f"{where}: no answer within the connect timeout"
-    if seen(BadHostKeyException) or "does not match" in text:
-        return f"{where}: host key mismatch (the server's key is not the one in known_hosts)"
-    if "not found in known_hosts" in text:
-        return f"{where}: unknown host key (the server is not in known_hosts)"
-    if seen(NetmikoAuthenticationException, AuthenticationException):
-        return f"{where}: authentication failed (key or user rejected)"
-    if seen(NetmikoTimeoutException):
-        return f"{where}: TCP connection failed (no route, refused or timed out)"
-    if seen(ReadTimeout):
-        return f"{where}: the command batch did not finish in time"
-    if isinstance(exc, TranscriptError):
-        return f"{where}: broken transcript: {exc}"
-    return f"{type(exc).__name__}: {first}"[:300]
-
-
-def _reason(multi: Any, where: str) -> str:
-    for result in multi:
-        if result.exception is not None:
-            return describe_failure(result.exception, where)
-    return "failed without an exception"
-
-
 def collect_facts(target: Target, hosts: list[str] | None = None,
                   progress: Progress | None = None, nornir: Nornir | None = None,
                   narrow: bool = False, families: Collection[str] | None = None) -> Facts:
@@ -275,8 +215,6 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
             raise InputError(f"--hosts: not in topology {intent.name}: {', '.join(unknown)} "
                              f"(known: {', '.join(sorted(known))})")
     wanted = sorted(hosts if hosts is not None else known)
-    # Nornir logs each failed host's traceback; the reason goes into Facts.errors instead.
-    logging.getLogger("nornir").addHandler(logging.NullHandler())
     if nornir is None:
         nr = exec_only(make_nornir(target, wanted))
     else:
@@ -285,35 +223,23 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     started = datetime.now(UTC)
     errors: dict[str, str] = {}
     first: dict[str, Side] = {}
+    scrub = target.credentials.scrub
     if beside is not None and beside.has_first:
-        opened = nr.run(task=open_host, rows=rows, beside=beside, name="open",
-                        raise_on_error=False, on_failed=True)
-        for host, multi in opened.items():
-            if multi.failed:
-                errors[host] = _failure(target, nr, host, multi)
-            else:
-                first[host] = multi[0].result
+        opened, errors = run(nr, open_host, rows=rows, beside=beside, name="open",
+                             on_failed=True, addressed=True, scrub=scrub)
+        first = dict(opened)
         nr = nr.filter(filter_func=lambda h: h.name not in errors)
         if on_opened is not None:
             on_opened("connect, counters before")
-    agg: AggregatedResult = nr.run(task=collect_host_facts, intent=intent, rows=rows,
-                                   close=nornir is None, narrow=narrow, families=families,
-                                   beside=beside, first=first, name="collect_facts",
-                                   raise_on_error=False, on_failed=nornir is not None)
+    got, failed = run(nr, collect_host_facts, hosts=[h for h in wanted if h not in errors],
+                      intent=intent, rows=rows, close=nornir is None, narrow=narrow,
+                      families=families, beside=beside, first=first, name="collect_facts",
+                      on_failed=nornir is not None, addressed=True, scrub=scrub)
+    errors |= failed
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None
     gathered: dict[str, Gathered] = {}
-    for host in wanted:
-        if host in errors:
-            continue
-        found = agg.get(host)
-        if found is None:
-            errors[host] = "not in the inventory"
-            continue
-        if found.failed:
-            errors[host] = _failure(target, nr, host, found)
-            continue
-        result = found[0].result
+    for host, result in got.items():
         if isinstance(result, Gathered):
             gathered[host] = result
             result = result.facts
@@ -324,11 +250,3 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
                   sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
     return facts, gathered
-
-
-def _failure(target: Target, nr: Nornir, host: str, multi: Any) -> str:
-    """Why `host` could not be read: one line, secrets scrubbed."""
-    h = nr.inventory.hosts[host]
-    where = (f"routeros-api {h.hostname}" if h.get("role") == "switch"
-             else f"ssh {h.hostname}:{h.port or 22}")
-    return target.credentials.scrub(_reason(multi, where))

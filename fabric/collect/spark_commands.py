@@ -1,8 +1,8 @@
 """What `collect_spark_facts` runs on a Spark, as data: one row per command.
 
-Every command runs inside one batched shell script (see `render_script`), all at once on the
-host; each prints between `@@@FABRIC <name>@@@` and `@@@FABRIC <name> rc=<rc>@@@`, stdout and
-stderr together, and the sections come back in the rows' order.
+Every command runs inside one batch (`fabric.remote.batch`; see `render_script`), all at once
+on the host; each command is a job named by its row, whose output (stdout and stderr together)
+and exit status come back as that row's section.
 Conventions the rows rely on:
 
 - exit 127 means "not installed" (the shell's own code for a missing command; snippets that
@@ -29,8 +29,8 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-MARK = "@@@FABRIC"
-END = "__end__"
+from fabric.facts_builder import ABSENT_RC
+from fabric.remote.batch import batch_script
 
 #: Pseudo-family of the rows `fabric.fingerprint` reads (a report's fingerprint, the gate).
 FINGERPRINT = "fingerprint"
@@ -91,7 +91,7 @@ _CUDA_TOOLKIT = (
 )
 
 
-#: The login's user id: the batch's runner sets `U` once (`render_script`); a row run on its
+#: The login's user id: the batch's prelude sets `U` once (`render_script`); a row run on its
 #: own asks `id`.
 _UID = "${U:-$(id -u)}"
 
@@ -185,10 +185,6 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
 )
 
 
-#: Exit code of a per-twin command whose netdev does not exist (one note, not three errors).
-ABSENT_RC = 100
-
-
 def _on_twin(netdev: str, command: str) -> str:
     return (f"[ -e /sys/class/net/{netdev} ] || {{ echo 'no netdev {netdev}'; "
             f"exit {ABSENT_RC}; }}; {command}")
@@ -244,35 +240,16 @@ def gate_commands(twins: Iterable[str]) -> tuple[SparkCommand, ...]:
     return spark_commands(twins, twins, {FINGERPRINT})
 
 
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
-#: `r FILE NAME CMD` starts one command in the background: its section's begin marker, then
-#: its output (stdout and stderr together, stdin closed) go to its own file. The command runs
-#: in a subshell (`eval`: no `sh` started per command; an `exit` in it ends the subshell
-#: only). `e FILE NAME` waits for it and closes the section with its exit status (after a
-#: newline, so the marker has its own line; `split_transcript` drops the trailing empty lines,
-#: as the shell's `$(...)` once did).
-_RUNNER = (
+#: Run first in the batch's own shell: a plain C locale without pagers, the sbin directories,
+#: a low priority, and the login's user id once (`U`, read by `root_read` and the LLDP row).
+_PRELUDE = (
     "export LC_ALL=C PAGER=cat SYSTEMD_PAGER= PATH=\"$PATH:/usr/sbin:/sbin\"\n"
     "renice -n 10 $$ >/dev/null 2>&1; U=$(id -u)\n"
-    "d=$(mktemp -d \"${TMPDIR:-/tmp}/fabric-facts.XXXXXX\") || exit 99\n"
-    "r() { printf '%s %s@@@\\n' \"$M\" \"$2\" >\"$d/$1\"; "
-    "( eval \"$3\" ) >>\"$d/$1\" 2>&1 </dev/null & eval \"p$1=\\$!\"; }\n"
-    "e() { eval \"wait \\$p$1\"; printf '\\n%s %s rc=%s@@@\\n' \"$M\" \"$2\" $? >>\"$d/$1\"; }\n"
 )
 
 
 def render_script(commands: Iterable[SparkCommand]) -> str:
-    """The batched POSIX shell script: every command at once (`r FILE NAME 'CMD'`, in the
-    background), then, each waited for (`e`), their sections in command order, then END.
-    The batch takes as long as its slowest command, not the sum, and costs one subshell per
-    command."""
-    rows = list(commands)
-    lines = [f"M={MARK}", _RUNNER.rstrip("\n")]
-    lines += [f"r {i:03d} {_quote(c.name)} {_quote(c.shell)}" for i, c in enumerate(rows)]
-    lines += [f"e {i:03d} {_quote(c.name)}" for i, c in enumerate(rows)]
-    lines += ['cat "$d"/* 2>/dev/null', 'rm -rf "$d"',
-              f"printf '%s %s@@@\\n%s %s rc=0@@@\\n' \"$M\" {END} \"$M\" {END}"]
-    return "\n".join(lines) + "\n"
+    """The batch of `commands`: every command at once, each a job named by its row, so the
+    batch takes as long as its slowest command, not the sum."""
+    return batch_script({c.name: c.shell for c in commands}, prelude=_PRELUDE,
+                        tmp="fabric-facts")

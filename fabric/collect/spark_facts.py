@@ -14,11 +14,11 @@ from fabric.collect.spark_commands import (
     render_script,
     spark_commands,
 )
-from fabric.collect.spark_sections import split_transcript
 from fabric.facts import SparkFacts
-from fabric.facts_builder import build_spark_facts
+from fabric.facts_builder import Section, build_spark_facts
 from fabric.intent.model import Intent
 from fabric.neighbors import endpoint, mark_stale
+from fabric.remote.batch import require_all, split_batch
 from fabric.remote.exec import exec_script
 
 
@@ -35,9 +35,16 @@ def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
 
 def run_batch(connection: Any, script: str, read_timeout: float) -> str:
     """The transcript of the whole batch, run in the login environment on an exec channel of
-    the session (the script's own markers delimit it; its last command is the end marker)."""
+    the session (`read_sections` splits it)."""
     _rc, out = exec_script(connection, script, read_timeout, login=True)
     return out
+
+
+def read_sections(commands: Sequence[SparkCommand], raw: str) -> dict[str, Section]:
+    """Each command's section from the batch's transcript, in command order; TranscriptError
+    when any did not come back (the session broke mid-batch)."""
+    jobs = require_all(split_batch(raw, [c.name for c in commands]))
+    return {j.name: Section(j.name, j.text.rstrip("\n"), j.exit_code or 0) for j in jobs}
 
 
 def with_fresh_neighbors(intent: Intent, facts: SparkFacts) -> SparkFacts:
@@ -64,7 +71,7 @@ def build_from_transcript(intent: Intent, host: str, twins: Sequence[str],
                           used: Sequence[str], commands: Sequence[SparkCommand],
                           raw: str) -> SparkFacts:
     """SparkFacts from one batch transcript, stale LLDP entries marked."""
-    facts = build_spark_facts(host, twins, split_transcript(raw), commands, used)
+    facts = build_spark_facts(host, twins, read_sections(commands, raw), commands, used)
     return with_fresh_neighbors(intent, facts)
 
 

@@ -4,7 +4,6 @@ node, and stop exactly the recorded processes."""
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 import urllib.error
@@ -15,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from fabric.collect.gather import describe_failure
 from fabric.launch.check_launch_process import ProcessState, check_launch_process
 from fabric.launch.engines import load_engines
 from fabric.launch.render import NGINX_CONF, ROUTER_SCRIPT
@@ -31,6 +29,7 @@ from fabric.launch.state import (
 )
 from fabric.launch.stop_launch_process import StoppedProcess, stop_launch_process
 from fabric.remote.nornir_setup import make_nornir
+from fabric.remote.runner import NOT_RUN, describe_failure, run_described
 from fabric.remote.shell import RemoteCommandFailed
 from fabric.target import Target
 
@@ -96,21 +95,11 @@ def probe(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-def _split(agg: Any, hosts: list[str]) -> tuple[dict[str, Any], dict[str, BaseException]]:
-    """Per host: the task's result, or the exception that failed it."""
-    ok: dict[str, Any] = {}
-    bad: dict[str, BaseException] = {}
-    for host in hosts:
-        multi = agg.get(host)
-        if multi is None:
-            bad[host] = RuntimeError("not in the inventory")
-            continue
-        exc = next((r.exception for r in multi if r.exception is not None), None)
-        if multi.failed or exc is not None:
-            bad[host] = exc or RuntimeError(str(multi[0].result))
-        else:
-            ok[host] = multi[0].result
-    return ok, bad
+def _run(target: Target, nr: Any, task: Callable[..., Any], hosts: list[str]
+         ) -> tuple[dict[str, Any], dict[str, tuple[NodeState, str]]]:
+    """Per host: the task's result, or what became of the node and why (`_failure`)."""
+    return run_described(nr, task, lambda exc, _where: _failure(target, exc), hosts=hosts,
+                         not_run=("unreachable", NOT_RUN))
 
 
 def _failure(target: Target, exc: BaseException) -> tuple[NodeState, str]:
@@ -138,17 +127,14 @@ def apply_launch(target: Target, spec: LaunchSpec, engine: str, files: dict[str,
     """Start every node's script, record the launch, then poll health (and the processes)
     until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
     meta = meta or LaunchMeta()
-    logging.getLogger("nornir").addHandler(logging.NullHandler())  # failures are reported
     hosts = [r.host for r in spec.ranks]
     run_id = new_run_id()
     run_dir = remote_run_dir(run_id)
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
     try:
-        agg = nr.run(task=lambda task: start_launch_process(
+        started, errors = _run(target, nr, lambda task: start_launch_process(
             task, run_dir=run_dir, script_name=f"{task.host.name}-{engine}.sh",
-            script=files[f"{task.host.name}-{engine}.sh"], run_id=run_id),
-            raise_on_error=False)
-        started, errors = _split(agg, hosts)
+            script=files[f"{task.host.name}-{engine}.sh"], run_id=run_id), hosts)
         nodes: dict[str, NodeOutcome] = {}
         for host in hosts:
             if host in started:
@@ -156,7 +142,7 @@ def apply_launch(target: Target, spec: LaunchSpec, engine: str, files: dict[str,
                 nodes[host] = NodeOutcome(host, "started", proc.pid)
                 progress(f"{host}: started (pid {proc.pid}) in {run_dir}")
             else:
-                state, reason = _failure(target, errors[host])
+                state, reason = errors[host]
                 nodes[host] = NodeOutcome(host, state, reason=reason)
                 progress(f"{host}: {state}: {reason}")
         record = LaunchRecord(
@@ -231,13 +217,12 @@ def _check(target: Target, nr: Any, out: ApplyOutcome, run_dir: str,
     if not live:
         return
     sub = nr.filter(filter_func=lambda h: h.name in live)
-    agg = sub.run(task=lambda task: check_launch_process(
+    states, errors = _run(target, sub, lambda task: check_launch_process(
         task, pid=live[task.host.name].pid or 0, log=f"{run_dir}/{task.host.name}.log"),
-        raise_on_error=False)
-    states, errors = _split(agg, list(live))
+        list(live))
     for host, node in live.items():
         if host in errors:
-            node.state, node.reason = _failure(target, errors[host])
+            node.state, node.reason = errors[host]
             continue
         state: ProcessState = states[host]
         if not state.alive:
@@ -275,18 +260,16 @@ def stop_launch(target: Target, state_path: Path | None = None,
     start = time.monotonic()
     if record is None:
         return StopOutcome(None, {}, {}, 0.0)
-    logging.getLogger("nornir").addHandler(logging.NullHandler())
     hosts = sorted(record.pids)
     grace = float(load_engines().container.stop_grace_s) if record.containers else 20.0
     nr = make_nornir(target, hosts=hosts, workers=max(1, len(hosts)))
     try:
-        agg = nr.run(task=lambda task: stop_launch_process(
+        ok, bad = _run(target, nr, lambda task: stop_launch_process(
             task, pid=record.pids[task.host.name], run_id=record.run_id,
             containers=[c for h, c in record.containers.items() if h == task.host.name],
-            ray=record.engine == "vllm", env=record.env, grace_s=grace), raise_on_error=False)
+            ray=record.engine == "vllm", env=record.env, grace_s=grace), hosts)
     finally:
         nr.close_connections()
-    ok, bad = _split(agg, hosts)
     killed: dict[str, tuple[int, ...]] = {}
     boxes: dict[str, tuple[str, ...]] = {}
     ray: dict[str, str] = {}
@@ -300,7 +283,7 @@ def stop_launch(target: Target, state_path: Path | None = None,
             done.append(f"pids {' '.join(map(str, stopped.killed))}")
         progress(f"{host}: " + (f"stopped ({', '.join(done)})" if done else "nothing running")
                  + (f"; ray: {stopped.ray}" if stopped.ray else ""))
-    errors = {h: _failure(target, e)[1] for h, e in bad.items()}
+    errors = {h: why for h, (_state, why) in bad.items()}
     left = {h: p for h, p in record.pids.items() if h in errors}
     if left:
         save_record(replace(record, pids=left, containers={

@@ -3,17 +3,17 @@ with exactly the env, ranks and rendezvous address that the launch will use."""
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 from importlib import resources
 
 from fabric.launch.proof import marker_line
-from fabric.launch.run_rehearsal_rank import run_rehearsal_rank
+from fabric.launch.run_rehearsal_rank import RankRun, run_rehearsal_rank
 from fabric.launch.spec import LaunchSpec
 from fabric.parsers import parse
 from fabric.parsers.records import NcclTestSummary
 from fabric.remote.nornir_setup import make_nornir
+from fabric.remote.runner import run
 from fabric.target import Target
 
 #: The per-rank script, shipped inside the package (a wheel install carries it).
@@ -59,7 +59,6 @@ def rehearse(target: Target, spec: LaunchSpec, backend: str = "gloo", python: st
     """Run every rank at once through Nornir (one SSH session per node) and judge rank 0.
     NCCL on a ring runs with NCCL_DEBUG=INFO (unless overridden), so a subnet-aware NCCL's
     "Subnet-aware routing" line shows in the output."""
-    logging.getLogger("nornir").addHandler(logging.NullHandler())  # problems are reported
     if backend == "nccl" and spec.kind == "ring":
         overrides = {"NCCL_DEBUG": "INFO", **(overrides or {})}
     hosts = [r.host for r in spec.ranks]
@@ -68,20 +67,22 @@ def rehearse(target: Target, spec: LaunchSpec, backend: str = "gloo", python: st
     args = ["--backend", backend, "-b", sizes[0], "-e", sizes[1], "-n", str(iters),
             "--timeout", str(int(timeout))]
     rank_of = {r.host: r.rank for r in spec.ranks}
-    results = nr.run(
-        task=lambda task: run_rehearsal_rank(
-            task, script=script,
-            env=rank_env(spec, rank_of[task.host.name], port, overrides, backend),
-            python=python, args=args, timeout=timeout))
+    ran, errors = run(nr, lambda task: run_rehearsal_rank(
+        task, script=script, env=rank_env(spec, rank_of[task.host.name], port, overrides,
+                                          backend),
+        python=python, args=args, timeout=timeout), hosts=hosts,
+        scrub=target.credentials.scrub)
     problems: dict[str, str] = {}
     outputs: dict[str, str] = {}
-    for host, multi in results.items():
-        res = multi[0]
-        text = str(res.result or res.exception or "")
-        outputs[host] = text
-        if res.failed:
-            m = _ERROR.search(text)
-            problems[host] = target.credentials.scrub(m.group(1) if m else text[-400:])
+    for host in hosts:
+        if host in errors:
+            outputs[host] = problems[host] = errors[host]
+            continue
+        rank: RankRun = ran[host]
+        outputs[host] = rank.output
+        if rank.exit_code != 0:
+            m = _ERROR.search(rank.output)
+            problems[host] = target.credentials.scrub(m.group(1) if m else rank.output[-400:])
     output = outputs.get(spec.entry, "")
     busbw: dict[str, float] = {}
     rows: list[dict[str, object]] = []

@@ -24,6 +24,7 @@ from fabric.probes.measure import Measurement
 from fabric.probes.run_bandwidth_pair import run_bandwidth_pair, start_bandwidth_servers
 from fabric.probes.schedule import BandwidthTest, Schedule
 from fabric.probes.tools import SLACK_S
+from fabric.remote.runner import run
 
 RoundHook = Callable[[int, tuple[BandwidthTest, ...]], None]
 
@@ -79,21 +80,19 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
         by_client = {t.client: t for t in tests}
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
         started = time.monotonic()
-        agg = sub.run(task=run_bandwidth_pair, tests=by_client, duration_s=duration_s,
-                      ports=ports, gids=gids, rate=rate, peers=nr.inventory.hosts,
-                      name=f"bandwidth round {i + 1}",
-                      raise_on_error=False)
+        measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
+                               duration_s=duration_s, ports=ports, gids=gids, rate=rate,
+                               peers=nr.inventory.hosts, name=f"bandwidth round {i + 1}")
         walls.append(round(time.monotonic() - started, 3))
         for client, test in by_client.items():
-            multi = agg.get(client)
-            if multi is None or multi.failed:
-                why = _why(multi)
+            if client in errors:
+                why = f"test failed: {errors[client]}"
                 out.extend(Measurement(test.index, test.round, test.client, test.server,
                                        test.links, "iperf3", leg.twin, None, why, duration_s,
                                        reverse, test.crossings(reverse))
                            for reverse in (False, True) for leg in test.legs)
             else:
-                out.extend(multi[0].result)
+                out.extend(measured[client])
     return out, walls
 
 
@@ -109,23 +108,12 @@ def start_servers(nr: Nornir, schedule: Schedule) -> dict[str, int | None]:
     servers = {t.server for t in schedule.tests}
     life = server_life_s(schedule)
     sub = nr.filter(filter_func=lambda h: h.name in servers)
-    agg = sub.run(task=start_bandwidth_servers, tests=schedule.tests, life_s=life,
-                  name="bandwidth servers", raise_on_error=False)
+    started, _ = run(sub, start_bandwidth_servers, tests=schedule.tests, life_s=life,
+                     name="bandwidth servers")
     ports: dict[str, int | None] = {}
-    for multi in agg.values():
-        if not multi.failed:
-            ports.update(multi[0].result)
+    for found in started.values():
+        ports.update(found)
     return ports
-
-
-def _why(multi: Any) -> str:
-    if multi is None:
-        return "the test did not run"
-    for r in multi:
-        if r.exception is not None:
-            first = next((ln for ln in str(r.exception).splitlines() if ln.strip()), "")
-            return f"test failed: {type(r.exception).__name__}: {first}"[:300]
-    return "test failed"
 
 
 def cable_facts(schedule: Schedule, measurements: Iterable[Measurement]) -> list[BandwidthFact]:

@@ -36,6 +36,7 @@ from fabric.parsers import parse
 from fabric.parsers.records import EthtoolCounter, IpLinkStats, RdmaHwCounter
 from fabric.remote.batch import JobOutput, batch_script, split_batch
 from fabric.remote.exec import exec_script
+from fabric.remote.runner import run
 from fabric.remote.shell import routeros
 
 IP_STATS = "ip -s -s -j link show"
@@ -243,18 +244,16 @@ def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts) -> Snapshot:
     rdma_of = rdma_map(facts)
 
     def take() -> dict[str, CounterSnapshot]:
-        agg = sub.run(task=read_counters, intent=intent, rdma_of=rdma_of, name="counters",
-                      raise_on_error=False, on_failed=True)
+        got, errors = run(sub, read_counters, hosts=sorted(hosts), intent=intent,
+                          rdma_of=rdma_of, name="counters", on_failed=True)
         out: dict[str, CounterSnapshot] = {}
         for host in sorted(hosts):
-            multi = agg.get(host)
-            if multi is None or multi.failed or not isinstance(multi[0].result,
-                                                                CounterSnapshot):
-                why = ("did not run" if multi is None
-                       else str(multi[0].exception or "no snapshot"))[:300]
-                out[host] = CounterSnapshot(host, now(), error=f"counters not read: {why}")
+            snap = got.get(host)
+            if isinstance(snap, CounterSnapshot):
+                out[host] = snap
             else:
-                out[host] = multi[0].result
+                why = errors.get(host, "no snapshot")
+                out[host] = CounterSnapshot(host, now(), error=f"counters not read: {why}")
         return out
 
     return take

@@ -24,8 +24,7 @@ from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.wire import IP_ICMP_HEADERS
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
-from fabric.remote.batch import MARK as BATCH_MARK
-from fabric.remote.batch import split_batch
+from fabric.remote.batch import begin_marker, end_marker, split_batch
 
 SMALL_PAYLOAD = 56
 COUNT = 1
@@ -109,7 +108,7 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
     `split_batch` reads it). One process per echo: no subshell per probe."""
     lines = ['d=$(mktemp -d "${TMPDIR:-/tmp}/fabric-ping.XXXXXX") || exit 99']
     for i, p in enumerate(probes):
-        lines.append(f'echo "{BATCH_MARK} begin {i}" >"$d/{i}"; '
+        lines.append(f'{begin_marker(i)} >"$d/{i}"; '
                      f'{p.ping(FIRST_WAIT_S)} >>"$d/{i}" 2>&1 </dev/null & p{i}=$!')
     for i in range(len(probes)):
         lines.append(f"wait $p{i}; r{i}=$?")
@@ -118,7 +117,7 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
                      f'</dev/null & q{i}=$!; fi')
     for i in range(len(probes)):
         lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; }}; '
-                     f'printf "\\n{BATCH_MARK} end {i} exit=%s\\n" $r{i} >>"$d/{i}"')
+                     f'{end_marker(i, f"$r{i}")} >>"$d/{i}"')
     if probes:
         lines.append('cat "$d"/*')
     lines.append('rm -rf "$d"')

@@ -31,7 +31,6 @@ from fabric.probes.bandwidth import (
     run_schedule,
     server_life_s,
 )
-from fabric.probes.burst import Script
 from fabric.probes.counters import (
     SPARK_TIMEOUT_S,
     Snapshot,
@@ -55,6 +54,8 @@ from fabric.probes.run_nccl_tests import DETECT_TIMEOUT_S, find_nccl_tests, run_
 from fabric.probes.run_ping_matrix import run_ping_matrix
 from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.probes.servers import parse_ports
+from fabric.remote.burst import Script
+from fabric.remote.runner import run
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -195,18 +196,18 @@ def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | Non
     probes = ping_probes(intent, sources=sorted(facts.sparks), targets=targets)
     by_host = probes_by_host(probes)
     sub = nr.filter(filter_func=lambda h: h.name in by_host)
-    agg = sub.run(task=run_ping_matrix, probes=probes, name="ping matrix", raise_on_error=False)
+    ran, errors = run(sub, run_ping_matrix, hosts=sorted(by_host), probes=probes,
+                      name="ping matrix")
     out: list[PingFact] = []
     for host, plist in sorted(by_host.items()):
-        multi = agg.get(host)
-        if multi is None or multi.failed:
-            why = "probe did not run" if multi is None else str(multi[0].exception)[:200]
+        if host in errors:
+            why = errors[host]
             found = [PingFact(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev, p.dst_addr,
                               p.payload, 0, 0, error=f"probe failed: {why}",
                               link_id=p.link_id) for p in plist]
             _ping_row(progress, host, found, failed=why)
         else:
-            found = multi[0].result
+            found = ran[host]
             _ping_row(progress, host, found)
         out.extend(found)
     return tuple(out)
@@ -270,8 +271,7 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None,
     `nccl`."""
     if found is None:
         sub = nr.filter(filter_func=lambda h: h.name in facts.sparks)
-        agg = sub.run(task=find_nccl_tests, name="find nccl-tests", raise_on_error=False)
-        found = {h: m[0].result for h, m in agg.items() if not m.failed}
+        found, _ = run(sub, find_nccl_tests, name="find nccl-tests")
     facts = with_missing(facts, found)
     jobs = nccl_jobs(intent, facts, found)
     if not jobs:
@@ -281,14 +281,13 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None,
     if say is not None:
         say("\n".join(f"nccl-tests: {j.command}" for j in jobs))
     rank0 = jobs[0].hosts[0]
-    run = nr.filter(filter_func=lambda h: h.name == rank0).run(
-        task=run_nccl_tests, jobs=jobs, name="nccl-tests", raise_on_error=False)
-    multi = run.get(rank0)
-    if multi is None or multi.failed:
-        why = "did not run" if multi is None else str(multi[0].exception)[:200]
-        runs = tuple(NcclFact(j.test, j.hosts, None, f"nccl-tests {why}") for j in jobs)
+    ran, errors = run(nr.filter(filter_func=lambda h: h.name == rank0), run_nccl_tests,
+                      hosts=[rank0], jobs=jobs, name="nccl-tests")
+    if rank0 in errors:
+        runs = tuple(NcclFact(j.test, j.hosts, None, f"nccl-tests {errors[rank0]}")
+                     for j in jobs)
     else:
-        runs = tuple(multi[0].result)
+        runs = tuple(ran[rank0])
     return dataclasses.replace(facts, nccl=runs)
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from nornir.core.task import Result, Task
-from routeros_api.exceptions import RouterOsApiCommunicationError
 
-from fabric.push.qos import QOS_PATHS
+from fabric.collect.read_switch_qos import read_qos_rows
 from fabric.push.snapshot import SWITCH_PATHS, SwitchSnapshot
 from fabric.remote.shell import ros_rows, routeros
 
@@ -30,20 +27,6 @@ def backup_switch_config(task: Task, export: bool = False, qos: bool = False) ->
                           connected_interface=connected, addresses=addresses,
                           session_address=session, qos_error=qos_error)
     return Result(host=task.host, result=snap, changed=False)
-
-
-def read_qos_rows(api: Any) -> tuple[dict[str, list[dict[str, str]]], str | None]:
-    """Rows of every QoS menu (QOS_PATHS); on the first menu RouterOS does not have, the rows
-    read so far and its error (e.g. `no such command prefix` below 7.15)."""
-    rows: dict[str, list[dict[str, str]]] = {}
-    for path in QOS_PATHS:
-        try:
-            rows[path] = ros_rows(api, path)
-        except RouterOsApiCommunicationError as exc:  # a trap: this RouterOS lacks the menu
-            message = exc.original_message
-            text = message.decode(errors="replace") if isinstance(message, bytes) else str(exc)
-            return rows, f"{path}: {text}"
-    return rows, None
 
 
 def _session_address(task: Task) -> str | None:

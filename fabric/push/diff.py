@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import yaml
 
+from fabric.collect.read_switch_qos import QUEUE
 from fabric.errors import InputError, ParseError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
@@ -390,7 +391,7 @@ def _switch_qos(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
         notes.append(f"qos: lossless: port QoS left as it is on {', '.join(left)}: its Spark "
                      "is not part of this push or cannot take its half (both ends or neither)")
     calls = qos.switch_qos_calls(intent, facts.version, snap.rows, lanes)
-    if any(c.path == qos.QUEUE for c in calls):
+    if any(c.path == QUEUE for c in calls):
         notes.append("changing tx-manager queues halts the switch's transmission while the "
                      "change is offloaded: expect a brief loss on every port (MikroTik manual)")
     return calls

@@ -1,5 +1,6 @@
 """Lossless RoCE at both ends (topology `qos: lossless`): the CRS804's QoS as API calls, the
-Sparks' runtime QoS as commands, and the switch QoS read back as a fact.
+Sparks' runtime QoS as commands (the switch QoS read back as a fact:
+`fabric.collect.read_switch_qos`).
 
 The recipe is data (platforms.yaml `roce_qos`): RoCE data is DSCP 26, trusted on the
 Spark-facing lanes, in the switch's traffic class 3 = the NICs' PFC priority 3, with ECN
@@ -20,18 +21,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from fabric.facts import SwitchQosFact, SwitchQosPort
+from fabric.collect.read_switch_qos import (
+    DISCOVERY,
+    MAP_IP,
+    PFC,
+    PORT,
+    PROFILE,
+    QUEUE,
+    SETTINGS,
+    SWITCH,
+    dscp_values,
+    qos_classes,
+)
 from fabric.intent.model import Intent
 from fabric.intent.platforms import RoceQos, SwitchModel, roce_qos, switch_model
 from fabric.push.model import ApiCall, Attr
 
-SWITCH = "/interface/ethernet/switch"
-QOS = f"{SWITCH}/qos"
-PROFILE, MAP_IP, QUEUE = f"{QOS}/profile", f"{QOS}/map/ip", f"{QOS}/tx-manager/queue"
-PFC, PORT, SETTINGS = f"{QOS}/priority-flow-control", f"{QOS}/port", f"{QOS}/settings"
-DISCOVERY = "/ip/neighbor/discovery-settings"
-#: Every RouterOS menu the lossless profile reads and may change (snapshotted before a push).
-QOS_PATHS = (SWITCH, PROFILE, MAP_IP, QUEUE, PFC, PORT, SETTINGS)
 #: Where the recipe's ECN for RoCE lives on a ConnectX netdev (notification / reaction point).
 ECN_SYSFS = "/sys/class/net/{netdev}/ecn/roce_{point}/enable/{priority}"
 ECN_POINTS = ("np", "rp")
@@ -59,10 +64,6 @@ def rate_bps(text: str | None) -> int | None:
 def yes_no(value: str | None) -> str | None:
     """API booleans (`true`/`false`) as the values push writes (`yes`/`no`)."""
     return {"true": "yes", "false": "no"}.get(value or "", value)
-
-
-def _truthy(value: str | None) -> bool | None:
-    return None if value is None else value.strip().lower() in ("true", "yes")
 
 
 def egress_rate(model: SwitchModel, gbps: int) -> str:
@@ -157,7 +158,7 @@ def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[
             calls.append(ApiCall(PORT, "set", lane, port))
     if lossless_tc:
         settings = have.find(SETTINGS) or {}
-        if _classes(settings.get("lossless-traffic-class")) != (r.priority,):
+        if qos_classes(settings.get("lossless-traffic-class")) != (r.priority,):
             calls.append(ApiCall(SETTINGS, "set", None, (Attr(
                 "lossless-traffic-class", settings.get("lossless-traffic-class"),
                 str(r.priority)),)))
@@ -213,66 +214,6 @@ def _map_call(have: _Rows, profile: str, dscp: int) -> list[ApiCall]:
                                                          profile),))]
     return [ApiCall(MAP_IP, "add", None, (Attr("dscp", None, str(dscp)),
                                           Attr("profile", None, profile)))]
-
-
-def dscp_values(text: str) -> list[int]:
-    """`1,3-4` -> [1, 3, 4] (unreadable parts are skipped)."""
-    out: list[int] = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        if low.isdigit() and (not high or high.isdigit()):
-            out += list(range(int(low), int(high or low) + 1))
-    return out
-
-
-def _classes(text: str | None) -> tuple[int, ...]:
-    return tuple(sorted({int(p) for p in (text or "").split(",") if p.strip().isdigit()}))
-
-
-def switch_qos_fact(rows: Mapping[str, list[dict[str, str]]], version: str,
-                    discovery: Mapping[str, str] | None = None,
-                    error: str | None = None) -> SwitchQosFact:
-    """The switch's QoS from its menu rows: what a trusted DSCP maps to (default map rows,
-    7.23+ automap profiles), queues with ECN / strict priority, lossless classes, and each
-    port's trust and PFC traffic classes."""
-    if error is not None:
-        return SwitchQosFact(offloaded=None, error=error)
-    have = _Rows(rows)
-    chip = next(iter(rows.get(SWITCH, [])), {})
-    profiles = {r.get("name", ""): r for r in rows.get(PROFILE, [])}
-    tc_of = {name: int(r["traffic-class"]) for name, r in profiles.items()
-             if r.get("traffic-class", "").isdigit()}
-    dscp: dict[int, int] = {}
-    automap = [r for r in profiles.values() if _truthy(r.get("automap")) and r.get("dscp")]
-    for r in automap:
-        if r["dscp"].isdigit() and r.get("name") in tc_of:
-            dscp[int(r["dscp"])] = tc_of[r["name"]]
-    for m in rows.get(MAP_IP, []):  # explicit rows of the default map win over automap
-        if (m.get("map") or "default") != "default" or _truthy(m.get("disabled")):
-            continue
-        if m.get("profile") in tc_of:
-            for d in dscp_values(m.get("dscp", "")):
-                dscp[d] = tc_of[m["profile"]]
-    queues = [q for q in rows.get(QUEUE, []) if q.get("tx-manager", "default") == "default"]
-    pfc = {p.get("name", ""): _classes(p.get("traffic-class")) for p in rows.get(PFC, [])}
-    ports = {p["name"]: SwitchQosPort(p["name"], p.get("trust-l3"), p.get("pfc"),
-                                      pfc.get(p.get("pfc") or "", ()))
-             for p in rows.get(PORT, []) if p.get("name")}
-    settings = have.find(SETTINGS) or {}
-    disc = discovery or {}
-    return SwitchQosFact(
-        offloaded=_truthy(chip.get("qos-hw-offloading")),
-        dscp_classes=tuple(sorted(dscp.items())),
-        ecn_classes=tuple(sorted(int(q["traffic-class"]) for q in queues
-                                 if _truthy(q.get("ecn")) and _tc(q))),
-        strict_classes=tuple(sorted(int(q["traffic-class"]) for q in queues
-                                    if q.get("schedule") == "strict-priority" and _tc(q))),
-        lossless_classes=_classes(settings.get("lossless-traffic-class")),
-        ports=ports, lldp_dcbx=_truthy(disc.get("lldp-dcbx")))
-
-
-def _tc(row: Mapping[str, str]) -> bool:
-    return row.get("traffic-class", "").isdigit()
 
 
 # --- the Sparks -----------------------------------------------------------------------------

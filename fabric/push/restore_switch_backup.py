@@ -7,8 +7,8 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.collect.read_switch_qos import MAP_IP, PFC, PORT, PROFILE, QUEUE, SETTINGS, SWITCH
 from fabric.intent.platforms import roce_qos
-from fabric.push.qos import MAP_IP, PFC, PORT, PROFILE, QUEUE, SETTINGS, SWITCH
 from fabric.push.snapshot import SwitchSnapshot
 from fabric.remote.shell import ros_call, ros_rows, routeros
 

@@ -1,65 +1,146 @@
-"""Many commands as ONE shell script: run in parallel on the host, outputs delimited.
+"""The one batch protocol: many commands as ONE shell script on one exec channel, each
+command's output (stdout and stderr together) and exit status delimited.
 
-Each job writes to its own file (parallel output would interleave): a begin marker, its
-output (stdout and stderr together), a newline and an end marker with its exit status (the
-newline keeps the marker on a line of its own after output that does not end in one;
-``split_batch`` takes it off again). When every job is done, one `cat` prints the files (in
-any order: ``split_batch`` finds each job by its index). No process is spent per job beyond
-the job itself. A job must not `exit` the shell: its end marker would never be written.
+Each job runs in a subshell of its own (an `exit` in it ends the job only; stdin closed),
+its output going to its own file: a begin marker, the output, a newline and an end marker
+with its exit status (the newline keeps the marker on a line of its own after output that
+does not end in one; ``split_batch`` takes it off again). When every job is done, one `cat`
+prints the files. A job is keyed by its position, or by its name (``batch_script`` given a
+mapping name -> command); ``split_batch`` finds each by its key, so the order and anything
+before the first marker do not matter.
+
+Modes: parallel (every job at once: the batch takes as long as its slowest job), sequential,
+and sequential stopping at the first failing job (the jobs after it do not run and are
+missing from the answer). A job's output may itself be a batch (a burst's facts batch):
+its keys must differ from the key of the job that holds it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from fabric.remote.exec import exec_script
 
 MARK = "@@fabric-job"
-_BEGIN = re.compile(rf"^{MARK} begin (\d+)$")
-_END = re.compile(rf"^{MARK} end (\d+) exit=(\d+)$")
+_BEGIN = re.compile(rf"^{MARK} begin (\S+)$")
+_END = re.compile(rf"^{MARK} end (\S+) exit=(\d+)$")
+_KEY = re.compile(r"^\S+$")
+
+Jobs = Sequence[str] | Mapping[str, str]
 
 
 @dataclass(frozen=True)
 class JobOutput:
-    """What one job printed (stdout and stderr together) and its exit status."""
+    """What one job printed (stdout and stderr together) and its exit status; `index` is its
+    position in the batch, `name` its key when the jobs were named."""
 
     index: int
     text: str
     exit_code: int | None  # None: the job's output never came back
+    name: str = ""
 
 
-def batch_script(jobs: Sequence[str], parallel: bool = True) -> str:
-    """A POSIX sh script that runs `jobs` in parallel (or one after the other) and prints
-    each output delimited."""
-    lines = ['d=$(mktemp -d /tmp/fabric-batch.XXXXXX) || exit 99']
-    bg = " &" if parallel else ""
-    for i, cmd in enumerate(jobs):
-        end = f'printf "\\n{MARK} end {i} exit=%s\\n" $?'
-        lines.append(f'{{ echo "{MARK} begin {i}"; {cmd} ; {end}; }} >"$d/{i}" 2>&1 </dev/null{bg}')
-    lines.append("wait")
-    if jobs:
-        lines.append('cat "$d"/*')
+class TranscriptError(ValueError):
+    """A batch came back without some of its jobs (the session broke mid-batch)."""
+
+
+def _keyed(jobs: Jobs) -> list[tuple[str, str]]:
+    pairs = list(jobs.items()) if isinstance(jobs, Mapping) else [
+        (str(i), cmd) for i, cmd in enumerate(jobs)]
+    for key, _ in pairs:
+        if not _KEY.match(key):
+            raise ValueError(f"a batch job's name must be one word: {key!r}")
+    return pairs
+
+
+def begin_marker(key: str | int) -> str:
+    """The shell command that prints job `key`'s begin marker."""
+    return f"echo {shlex.quote(f'{MARK} begin {key}')}"
+
+
+def end_marker(key: str | int, status: str) -> str:
+    """The shell command that prints job `key`'s end marker with exit status `status` (a
+    shell word: `$?`, `$r1`), after a newline."""
+    return f"printf '\\n%s exit=%s\\n' {shlex.quote(f'{MARK} end {key}')} {status}"
+
+
+def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
+                 prelude: str = "", tmp: str = "fabric-batch") -> str:
+    """A POSIX sh script that runs `jobs` (in parallel, or one after the other; with
+    `stop_on_error`, one after the other up to the first that fails) and prints each output
+    delimited. `prelude`: shell run first, in the batch's own shell (exports, renice)."""
+    pairs = _keyed(jobs)
+    parallel = parallel and not stop_on_error
+    lines = [prelude.rstrip("\n")] if prelude else []
+    lines.append(f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{tmp}.XXXXXX") || exit 99')
+    if stop_on_error:
+        lines.append("s=0")
+    for i, (key, cmd) in enumerate(pairs):
+        out = f'"$d/{i:03d}"'
+        start = f"{begin_marker(key)} >{out}; (\n{cmd.rstrip()}\n) >>{out} 2>&1 </dev/null"
+        end = f'{end_marker(key, "$r")} >>{out}'
+        if parallel:
+            lines.append(f"{start} & p{i}=$!")
+        elif stop_on_error:
+            lines.append(f'[ $s != 0 ] || {{ {start}; r=$?; {end}; [ $r = 0 ] || s=1; }}')
+        else:
+            lines.append(f"{start}; r=$?; {end}")
+    if parallel:
+        lines += [f'wait $p{i}; r=$?; {end_marker(key, "$r")} >>"$d/{i:03d}"'
+                  for i, (key, _) in enumerate(pairs)]
+    if pairs:
+        lines.append('cat "$d"/* 2>/dev/null')
     lines.append('rm -rf "$d"')
     return "\n".join(lines) + "\n"
 
 
-def split_batch(output: str, count: int) -> list[JobOutput]:
-    """Per-job outputs of a `batch_script` run, in job order (missing jobs: exit_code None).
-    The newline `batch_script` writes before each end marker is not part of the output."""
-    found: dict[int, JobOutput] = {}
-    current: int | None = None
+def split_batch(output: str, jobs: int | Sequence[str]) -> list[JobOutput]:
+    """Per-job outputs of a `batch_script` run, in job order: `jobs` is the count of
+    positional jobs or the names of named ones (missing jobs: exit_code None). The newline
+    `batch_script` writes before each end marker is not part of the output."""
+    keys = [str(i) for i in range(jobs)] if isinstance(jobs, int) else list(jobs)
+    found: dict[str, tuple[str, int]] = {}
+    current: str | None = None
     buf: list[str] = []
-    for line in output.splitlines():
-        begin = _BEGIN.match(line)
-        end = _END.match(line)
+    for line in output.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        begin = _BEGIN.match(line) if current is None else None
+        end = _END.match(line) if current is not None else None
         if begin:
-            current, buf = int(begin.group(1)), []
-        elif end and current is not None and int(end.group(1)) == current:
+            current, buf = begin.group(1), []
+        elif end and current is not None and end.group(1) == current:
             if buf and buf[-1] == "":
                 buf.pop()
-            text = "\n".join(buf) + ("\n" if buf else "")
-            found[current] = JobOutput(current, text, int(end.group(2)))
+            found[current] = ("\n".join(buf) + ("\n" if buf else ""), int(end.group(2)))
             current = None
         elif current is not None:
             buf.append(line)
-    return [found.get(i, JobOutput(i, "", None)) for i in range(count)]
+    named = not isinstance(jobs, int)
+    outputs = []
+    for i, key in enumerate(keys):
+        text, code = found.get(key, ("", None))
+        outputs.append(JobOutput(i, text, code, key if named else ""))
+    return outputs
+
+
+def exec_batch(connection: Any, jobs: Jobs, timeout: float, parallel: bool = True,
+               login: bool = False, prelude: str = "") -> list[JobOutput]:
+    """Run `jobs` as one batch on an exec channel of the host's session (`login`: in the
+    login environment); their outputs in job order. Raises netmiko's ReadTimeout when the
+    batch has not finished within `timeout` seconds."""
+    if not jobs:
+        return []
+    script = batch_script(jobs, parallel=parallel, prelude=prelude)
+    _, out = exec_script(connection, script, timeout, login=login)
+    return split_batch(out, list(jobs) if isinstance(jobs, Mapping) else len(jobs))
+
+
+def require_all(outputs: Sequence[JobOutput]) -> list[JobOutput]:
+    """`outputs`, or TranscriptError naming the jobs that never came back."""
+    lost = [o.name or str(o.index) for o in outputs if o.exit_code is None]
+    if lost:
+        raise TranscriptError(f"the batch did not finish: no output from {', '.join(lost)}")
+    return list(outputs)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import base64
-import re
-import secrets
 import shlex
 from typing import Any
 
 from nornir.core.task import Task
 
+from fabric.remote.batch import batch_script, split_batch
 from fabric.remote.exec import exec_script
 
 
@@ -70,25 +69,18 @@ def remove_command(path: str) -> str:
 
 def sh_steps(task: Task, steps: list[str], stop_on_error: bool = False,
              timeout: float = 60.0, root: bool = False) -> list[tuple[int, str]]:
-    """Run `steps` in order as ONE command (one round trip); (exit status, output) of each.
+    """Run `steps` in order as ONE batch (one round trip); (exit status, output without
+    trailing newlines) of each.
 
     Every step runs unless `stop_on_error`, where the first failure ends the batch (the steps
     after it are missing from the answer). `root`: the batch runs as root (`as_root`).
     """
     if not steps:
         return []
-    tag = secrets.token_hex(4)
-    stop = "[ $r -eq 0 ] || exit 0; " if stop_on_error else ""
-    body = "".join(f"o=$({{ {cmd}; }} 2>&1); r=$?; "
-                   f"echo \"@@S-{tag} {n} $r $(printf %s \"$o\" | base64 -w0)\"; {stop}"
-                   for n, cmd in enumerate(steps))
-    script = f"( {body})"
+    script = batch_script(steps, parallel=False, stop_on_error=stop_on_error)
     out = sh_ok(task, as_root(script) if root else script, timeout=timeout)
-    got: dict[int, tuple[int, str]] = {}
-    for m in re.finditer(rf"^@@S-{tag} (\d+) (\d+) ?(\S*)\s*$", out, re.MULTILINE):
-        got[int(m.group(1))] = (int(m.group(2)), base64.b64decode(m.group(3)).decode(
-            errors="replace"))
-    return [got[n] for n in range(len(steps)) if n in got]
+    return [(job.exit_code, job.text.rstrip("\n")) for job in split_batch(out, len(steps))
+            if job.exit_code is not None]
 
 
 def routeros(task: Task) -> Any:

@@ -1,7 +1,7 @@
 """A Netmiko SSH session for hosts the toolkit only drives through exec channels (the Sparks).
 
 Every command the toolkit runs on a Spark goes over an exec channel of the session's
-transport (`fabric.remote.exec`, `fabric.probes.burst`); nothing reads Netmiko's
+transport (`fabric.remote.exec`, `fabric.remote.burst`); nothing reads Netmiko's
 interactive shell. Netmiko's Linux driver still opens one (a pty and a login shell on the
 host) and probes its prompt, with fixed sleeps, at every connect: about 0.2 s per host and a
 login shell's CPU, for nothing. `ExecOnlySSH` is that driver with the same connect (the

@@ -190,14 +190,16 @@ def fake_ranks(monkeypatch: pytest.MonkeyPatch, rank0: str, calls: list[dict[str
                ) -> None:
     from nornir.core.task import Result
 
+    from fabric.launch.run_rehearsal_rank import RankRun
+
     def run_rank(task: Any, script: str, env: dict[str, str], python: str, args: list[str],
                  timeout: float) -> Result:
         calls.append({"host": task.host.name, "env": env, "python": python})
         text = rank0 if env["RANK"] == "0" else ""
         if "NO_TORCH" in env:
-            return Result(host=task.host, failed=True, result="REHEARSAL-ERROR: torch is not "
-                          "importable here: No module named 'torch'")
-        return Result(host=task.host, result=text)
+            return Result(host=task.host, failed=True, result=RankRun(
+                "REHEARSAL-ERROR: torch is not importable here: No module named 'torch'", 2))
+        return Result(host=task.host, result=RankRun(text, 0))
 
     monkeypatch.setattr("fabric.launch.rehearse.run_rehearsal_rank", run_rank)
 

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from fabric.intent.model import Intent
-from fabric.probes.burst import Script, exec_burst, split_burst
 from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
 from fabric.probes.run import COUNTERS, NCCL, PING, SERVERS, EarlyProbes, ProbeOptions
 from fabric.probes.servers import Server, parse_ports, start_servers_script
+from fabric.remote.batch import MARK
+from fabric.remote.burst import Script, exec_burst, split_burst
 from fabric.remote.exec import LOGIN_ENV
-from tests.tasks.helpers import FakeSession
+from tests.remote.helpers import FakeSession
 
 
 def test_scripts_run_side_by_side_and_come_back_whole(tmp_path: Path) -> None:
@@ -39,8 +40,8 @@ def test_scripts_run_side_by_side_and_come_back_whole(tmp_path: Path) -> None:
 
 def test_a_cut_burst_gives_the_missing_scripts_no_status() -> None:
     scripts = [Script("a", "", 1), Script("b", "", 1)]
-    outs = split_burst(scripts, "@@fabric-burst begin 0\nx\n\n@@fabric-burst end 0 rc=0\n"
-                                "@@fabric-burst begin 1\npartial\n")
+    outs = split_burst(scripts, f"{MARK} begin a\nx\n\n{MARK} end a exit=0\n"
+                                f"{MARK} begin b\npartial\n")
     assert [(o.rc, o.output) for o in outs] == [(0, "x\n"), (None, "")]
 
 

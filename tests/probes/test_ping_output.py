@@ -13,7 +13,7 @@ def _probe(payload: int = 8972, dst: str = "198.18.9.2") -> PingProbe:
 
 def test_batch_script_runs_jobs_in_parallel_and_marks_them() -> None:
     script = batch_script(["echo a", "echo b"])
-    assert script.count(" &\n") == 2 and "\nwait\n" in script
+    assert script.count(" & p") == 2 and "\nwait $p1; " in script
     assert "@@fabric-job begin 1" in script
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fabric.collect.read_switch_qos import QOS_PATHS
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
 from fabric.lab import mlnx_qos_shim
@@ -21,7 +22,6 @@ from fabric.lab.routeros.state import StateFile, write_initial_state
 from fabric.parsers import parse
 from fabric.push.apply_spark_config import apply_steps
 from fabric.push.diff import diff_push, diff_spark, diff_switch
-from fabric.push.qos import QOS_PATHS
 from fabric.push.render import (
     QOS_RULES_PATH,
     QOS_SCRIPT_PATH,

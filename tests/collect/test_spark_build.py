@@ -5,22 +5,21 @@ from __future__ import annotations
 import dataclasses
 
 from fabric.collect.spark_commands import ABSENT_RC, spark_commands
-from fabric.collect.spark_sections import Section, split_transcript
 from fabric.facts import facts_from_json
-from fabric.facts_builder import NO_RDMA, build_spark_facts
+from fabric.facts_builder import NO_RDMA, Section, build_spark_facts
 
-from .helpers import TWINS, fixture
+from .helpers import TWINS, fixture, sections_of
 
 CMDS = spark_commands(TWINS)
 
 
 def _hw() -> dict[str, Section]:
-    return split_transcript(fixture("hw_ring_spark01.transcript"))
+    return sections_of(fixture("hw_ring_spark01.transcript"))
 
 
 def test_lab_transcript_gives_the_recorded_facts() -> None:
     facts = build_spark_facts("spark01", TWINS,
-                              split_transcript(fixture("lab_star4_spark01.transcript")), CMDS,
+                              sections_of(fixture("lab_star4_spark01.transcript")), CMDS,
                               used=TWINS[:2])
     # lldpd's ages (seconds since it learned each neighbour) are read from the same JSON; the
     # recorded facts predate that field

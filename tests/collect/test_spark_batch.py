@@ -19,10 +19,11 @@ from fabric.collect.spark_commands import (
     spark_commands,
     twin_commands,
 )
-from fabric.collect.spark_facts import run_batch
-from fabric.collect.spark_sections import TranscriptError, split_transcript
+from fabric.collect.spark_facts import read_sections, run_batch
+from fabric.remote.batch import MARK, TranscriptError
+from tests.remote.helpers import FakeSession
 
-from .helpers import TWINS, FakeSession, fixture
+from .helpers import TWINS, fixture, sections_of
 
 
 def _run(commands: list[SparkCommand]) -> str:
@@ -39,7 +40,7 @@ def test_real_shell_run_splits_into_every_section() -> None:
         SparkCommand("quote's", "echo \"it's $((1 + 1))\"", None, "echo"),
         *twin_commands("nosuch0"),
     ]
-    sections = split_transcript(_run(cmds))
+    sections = read_sections(cmds, _run(cmds))
     assert list(sections) == [c.name for c in cmds]
     assert (sections["ok"].output, sections["ok"].rc) == ("a\nb", 0)
     assert sections["missing"].rc == 127
@@ -50,7 +51,7 @@ def test_real_shell_run_splits_into_every_section() -> None:
 
 
 def test_lab_transcript_has_every_command() -> None:
-    sections = split_transcript(fixture("lab_star4_spark01.transcript"))
+    sections = sections_of(fixture("lab_star4_spark01.transcript"))
     assert set(sections) == {c.name for c in spark_commands(TWINS)}
     assert sections["hostname"].output == "spark01"
     assert sections["mlnx_qos:enp1s0f0np0"].rc == 127
@@ -61,21 +62,22 @@ def test_recorded_pty_transcripts_and_exec_transcripts_split_alike(name: str) ->
     """Recorded over the pty, a transcript starts with the echoed command line; an exec channel
     gives the same text without it. Both (and CRLF line ends) split into the same sections."""
     recorded = fixture(name)
-    exec_text = recorded[recorded.index("@@@FABRIC "):]
+    exec_text = recorded[recorded.index(f"{MARK} "):]
     assert exec_text != recorded
-    assert split_transcript(exec_text) == split_transcript(recorded)
-    assert split_transcript(exec_text.replace("\n", "\r\n")) == split_transcript(recorded)
+    assert sections_of(exec_text) == sections_of(recorded)
+    assert sections_of(exec_text.replace("\n", "\r\n")) == sections_of(recorded)
 
 
 @pytest.mark.parametrize(("text", "why"), [
-    ("@@@FABRIC a@@@\nx\n", "ends inside section a"),
-    ("@@@FABRIC a@@@\n@@@FABRIC b@@@\n", "never ended"),
-    ("@@@FABRIC a rc=0@@@\n", "ended but None was open"),
-    ("@@@FABRIC a@@@\n@@@FABRIC a rc=0@@@\n", "no end marker"),
+    (f"{MARK} begin a\nx\n", "no output from a, b"),
+    (f"{MARK} begin a\n{MARK} begin b\n", "no output from a, b"),
+    (f"{MARK} end a exit=0\n", "no output from a, b"),
+    (f"{MARK} begin a\n{MARK} end a exit=0\n", "no output from b"),
 ])
 def test_broken_transcripts_raise(text: str, why: str) -> None:
+    commands = [SparkCommand("a", "true", None, "true"), SparkCommand("b", "true", None, "true")]
     with pytest.raises(TranscriptError, match=why):
-        split_transcript(text)
+        read_sections(commands, text)
 
 
 def test_bad_netdev_name_is_refused() -> None:

@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 
 import fabric.collect.gather as collect
-from fabric.collect.gather import collect_facts, describe_failure
+from fabric.collect.gather import collect_facts
 from fabric.credentials import Credentials
 from fabric.facts import facts_from_json
 from fabric.remote.exec import LOGIN_ENV
+from fabric.remote.runner import describe_failure
 from fabric.target import Target
 from tests.conftest import run_cli
+from tests.remote.conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
+from tests.remote.helpers import FakeSession
 
-from .conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
-from .helpers import FakeSession, fixture
+from .helpers import fixture
 
 
 class FakeNetmiko(FakeSession):
@@ -95,10 +97,8 @@ def test_every_host_one_batch_each(target: Target, monkeypatch: pytest.MonkeyPat
         assert len(fake.channels) == 1 and fake.closed
         channel = fake.channels[0]
         assert channel.closed and channel.command.startswith(LOGIN_ENV)
-        # the batch itself (every command at once, each waited for, then the end marker),
-        # no pty one-liner
-        assert "\nr 000 " in channel.command and "\ne 000 " in channel.command
-        assert "__end__" in channel.command
+        # the batch itself (every command at once, each waited for), no pty one-liner
+        assert "& p0=$!" in channel.command and "\nwait $p0; " in channel.command
 
 
 def test_unreachable_hosts_are_errors_others_complete(

@@ -26,9 +26,9 @@ from fabric.report.model import (
     unreachable,
 )
 from fabric.validate import fold_unreachable
+from tests.collect.helpers import FIXTURES
 from tests.conftest import run_cli
-from tests.tasks.conftest import write_inventory
-from tests.tasks.helpers import FIXTURES
+from tests.remote.conftest import write_inventory
 
 
 def test_nothing_reachable_exits_3_and_shuts_the_gate(

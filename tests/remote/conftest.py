@@ -11,13 +11,12 @@ import pytest
 import yaml
 
 from fabric.credentials import Credentials
+from fabric.intent.build import load_intent
 from fabric.lab.routeros.backend import FakeBackend, Neighbor
 from fabric.lab.routeros.device import Device
 from fabric.lab.routeros.server import ApiServer
 from fabric.lab.routeros.state import StateFile, write_initial_state
 from fabric.target import Target
-
-from .helpers import star4
 
 USER, PASSWORD = "admin", "pw=s3cret-Zq"
 LANES = {f"qsfp56-dd-{n}-1": 200 for n in range(1, 5)}
@@ -76,4 +75,4 @@ def target(tmp_path: Path, emulator: Emulator) -> Target:
     creds = Credentials(ssh_user="root", known_hosts=tmp_path / "known_hosts",
                         routeros_user=USER, routeros_password=PASSWORD,
                         routeros_port=emulator.port)
-    return Target(star4(), inv, creds)
+    return Target(load_intent("star4", None), inv, creds)

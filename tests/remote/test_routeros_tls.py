@@ -22,7 +22,7 @@ from fabric.credentials import from_environment
 from fabric.remote.nornir_setup import routeros_extras
 from fabric.remote.routeros_api import RouterOsApiConnection, RouterOsConnectError
 from fabric.target import Target
-from tests.tasks.conftest import PASSWORD, USER, Emulator
+from tests.remote.conftest import PASSWORD, USER, Emulator
 
 
 def make_cert(folder: Path, name: str) -> tuple[Path, Path]:

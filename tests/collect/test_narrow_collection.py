@@ -13,7 +13,6 @@ import pytest
 from fabric.collect.gather import collect_facts
 from fabric.collect.spark_commands import FINGERPRINT, HOST_COMMANDS, spark_commands
 from fabric.collect.spark_facts import spark_twins
-from fabric.collect.spark_sections import split_transcript
 from fabric.facts import Facts, SparkFacts, facts_from_json
 from fabric.facts_builder import build_spark_facts
 from fabric.fingerprint import fingerprint
@@ -21,17 +20,17 @@ from fabric.intent.model import Intent
 from fabric.report.model import CheckResult
 from fabric.target import Target
 from fabric.validate import collect_families
+from tests.remote.conftest import PASSWORD, USER, Emulator
 from validators import FAMILIES, run_checks
 
-from .conftest import PASSWORD, USER, Emulator
-from .helpers import FIXTURES, fixture, ring4, star4
+from .helpers import FIXTURES, fixture, ring4, sections_of, star4
 
 
 def _sparks(intent: Intent, transcript: str,
             families: Collection[str] | None) -> dict[str, SparkFacts]:
     """Every Spark of `intent` built from the same recorded transcript, reading only the rows
     `families` need (None: every row)."""
-    sections = split_transcript(fixture(transcript))
+    sections = sections_of(fixture(transcript))
     out: dict[str, SparkFacts] = {}
     for host in intent.sparks:
         twins, used = spark_twins(intent, host.name)
