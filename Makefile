@@ -55,12 +55,14 @@ demo: setup
 	$(FABRIC) topo show star4
 	./scripts/demo.sh $(DEMO_LAB)
 
+# pytest-xdist: the lab tests run in order on one worker, the unit tests beside them
+# (tests/conftest.py schedules them).
 test: setup venv-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # Everything but the lab twin (no root, no namespaces): a quick loop while editing.
 test-fast: apt venv-test
-	$(PY) -m pytest -q -m "not lab"
+	$(PY) -m pytest -q -n auto -m "not lab"
 
 lint: apt venv-test
 	$(VENV)/bin/ruff check fabric validators tests

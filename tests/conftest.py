@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,21 @@ from fabric.cli import main
 REPO = Path(__file__).resolve().parents[1]
 TOPOLOGIES = REPO / "topologies"
 INVENTORY = REPO / "inventory"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist (`make test` runs `-n auto`): every lab test is one unit of work, so
+    one worker runs them all, in order, on its session labs (their names are fixed), while
+    the other workers take the unit tests. (`--dist loadgroup` would say the same with a
+    marker, but does not group under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabTestsTogether(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return "tests/lab" if nodeid.startswith("tests/lab/") else nodeid
+
+    return LabTestsTogether(config, log)
 
 
 @pytest.fixture(autouse=True)
