@@ -6,23 +6,19 @@ passes again (no wait for the TTL of the swapped entries)."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fabric.lab import builder, faults, registry
-from tests.lab.conftest import build
-from tests.lab.test_validate import STAR_LINK, configure
+from fabric.lab import faults, registry
+from fabric.lab.registry import LabInfo
+from tests.lab.conftest import STAR_LINK, Labs, fabric
+from tests.lab.conftest import validate as validate_json
 
 pytestmark = pytest.mark.lab
 
-LAB = "t-gate"
 #: Families that do not run the bandwidth rounds (where a run need not open the gate).
 QUICK = "link,mtu,addr,route,cabling,switch"
 TWIN = "enp1s0f0np0"
@@ -34,34 +30,20 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("state")
 
 
-def fabric(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FABRIC_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
-                          text=True, timeout=300, check=False, env=env)
-
-
 @pytest.fixture(scope="module")
-def lab() -> Iterator[str]:
+def lab(star4_pushed: LabInfo) -> str:
     """star4, prepared switch, configured with `fabric push --apply`."""
-    try:
-        build("star4", LAB, switch_prepared=True)
-        configure(LAB)
-        yield LAB
-    finally:
-        builder.down(LAB)
+    return star4_pushed.name
 
 
 def validate(state: Path, lab: str, tmp_path: Path,
              only: str | None = QUICK) -> tuple[int, dict[str, Any], str]:
-    out = tmp_path / "report.json"
-    out.unlink(missing_ok=True)
     scope = ("--only", only) if only is not None else ()
-    proc = fabric(state, "validate", "--lab", lab, *scope, "--json", str(out))
-    return proc.returncode, (json.loads(out.read_text()) if out.exists() else {}), proc.stderr
+    return validate_json(lab, tmp_path, *scope, state_dir=state)
 
 
 def gate(state: Path, lab: str) -> tuple[int, str]:
-    proc = fabric(state, "gate", "--lab", lab)
+    proc = fabric("gate", "--lab", lab, state_dir=state)
     return proc.returncode, " ".join(proc.stderr.split())
 
 
@@ -133,11 +115,11 @@ def test_swap_fails_cabling_and_right_after_the_heal_it_passes(lab: str, state: 
 
 
 def test_a_lab_rebuilt_under_the_same_name_does_not_inherit_the_pass(
-        lab: str, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        lab: str, labs: Labs, state: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     passed(state, lab, tmp_path)
     assert gate(state, lab)[0] == 0
-    builder.down(lab)
-    build("star4", lab, switch_prepared=True)  # unconfigured: no addresses, MTU 1500
+    labs.rebuild(lab)  # down, then up again: unconfigured (no addresses, MTU 1500)
     code, err = gate(state, lab)
     assert code == 1 and "the fabric changed" in err, err
     assert f"spark01:{TWIN} mtu 9000 -> 1500" in err and "addresses 198." in err, err

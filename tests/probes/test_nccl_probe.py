@@ -10,11 +10,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fabric.probes import run_nccl_tests as task_module
 
 import validators
 from fabric.facts import Facts
 from fabric.intent.model import Intent
+from fabric.probes import run_nccl_tests as task_module
 from fabric.probes.nccl import (
     NcclJob,
     detect_script,

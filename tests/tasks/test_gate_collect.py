@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fabric.collect import switch_facts as csf
 
+from fabric.collect import switch_facts as csf
 from fabric.collect.gather import collect_facts
 from fabric.collect.switch_facts import build_neighbors, link_ages
 from fabric.fingerprint import fingerprint
