@@ -7,7 +7,7 @@
   reused by every module that asks for it (the fixtures are per module only so that a lab
   rebuilt by one module is pushed again for the next); a module that changes a lab beyond
   repair takes a private one (`labs.private(...)`), removed when the module is done. Every lab
-  is removed at the end of the session.
+  is removed when the run leaves tests/lab (or at the end of the session).
 
 These tests need root and the lab's tools. They are never skipped: without them they fail
 with a message that says what is missing.
@@ -92,6 +92,29 @@ def validate(lab: str, tmp_path: Path, *extra: str,
 
 def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in report.get("results", []) if r["status"] in ("fail", "error")]
+
+
+#: inject(lab, kind, target): `fabric lab fault KIND TARGET --name LAB`, which must take.
+Inject = Callable[[str, str, str], None]
+
+
+@pytest.fixture
+def inject(capsys: pytest.CaptureFixture[str]) -> Iterator[Inject]:
+    """Inject faults with `fabric lab fault` (in-process); every lab faulted is healed with
+    `fabric lab heal` after the test, whatever happened."""
+    from tests.conftest import run_cli
+
+    faulted: list[str] = []
+
+    def fault(lab: str, kind: str, target: str) -> None:
+        code, _, err = run_cli(["lab", "fault", kind, target, "--name", lab], capsys)
+        assert code == 0, err
+        faulted.append(lab)
+
+    yield fault
+    for lab in dict.fromkeys(faulted):
+        code, _, err = run_cli(["lab", "heal", "--name", lab], capsys)
+        assert code == 0, err
 
 
 # --- the labs ---------------------------------------------------------------------------------
@@ -195,14 +218,29 @@ class Labs:
         self._labs.clear()
 
 
+_LABS = pytest.StashKey[Labs]()
+
+
 @pytest.fixture(scope="session")
-def labs() -> Iterator[Labs]:
-    """Every lab of the session; all are removed at the end."""
-    registry_ = Labs()
+def labs(request: pytest.FixtureRequest) -> Iterator[Labs]:
+    """Every lab of the session; all are removed when the run leaves tests/lab (see
+    pytest_runtest_teardown), or at the end."""
+    registry_ = request.session.stash[_LABS] = Labs()
     try:
         yield registry_
     finally:
         registry_.close()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the last lab test, remove the labs at once: their daemons would otherwise share
+    the two cores with every test that runs after tests/lab in the same session."""
+    here = Path(__file__).parent
+    if nextitem is None or here not in Path(nextitem.path).parents:
+        labs = item.session.stash.get(_LABS, None)
+        if labs is not None:
+            labs.close()
 
 
 @pytest.fixture(scope="module")

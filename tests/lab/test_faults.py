@@ -22,6 +22,7 @@ from tests.conftest import run_cli
 from tests.lab.conftest import (
     RING_LINK,
     STAR_LINK,
+    Inject,
     Labs,
     eventually,
     failing,
@@ -343,24 +344,11 @@ LIVE = [
 ]
 
 
-@pytest.fixture
-def healed(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
-    labs: list[str] = []
-    yield labs
-    for name in labs:
-        code, _, err = run_cli(["lab", "heal", "--name", name], capsys)
-        assert code == 0, err
-
-
 @pytest.mark.parametrize("fault", LIVE)
 def test_validate_catches_a_live_fault_on_its_link_only(
-        fault: Live, request: pytest.FixtureRequest, tmp_path: Path, healed: list[str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+        fault: Live, request: pytest.FixtureRequest, tmp_path: Path, inject: Inject) -> None:
     lab: LabInfo = request.getfixturevalue(f"pushed_{fault.lab}")
-    code, _, err = run_cli(["lab", "fault", fault.kind, fault.target, "--name", lab.name],
-                           capsys)
-    assert code == 0, err
-    healed.append(lab.name)
+    inject(lab.name, fault.kind, fault.target)
     code, report, err = validate(lab.name, tmp_path)
     bad = failing(report)
     assert code == 1 and bad, f"exit {code}\n{err[-3000:]}"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from fabric.gate import REPORT_NAME
 from fabric.lab import faults, registry
 from fabric.lab.registry import LabInfo
 from tests.lab.conftest import STAR_LINK, Labs, fabric
@@ -47,12 +48,25 @@ def gate(state: Path, lab: str) -> tuple[int, str]:
     return proc.returncode, " ".join(proc.stderr.split())
 
 
-def passed(state: Path, lab: str, tmp_path: Path) -> None:
-    """A full validation that passes: only a report that judged every check opens the gate
-    (a `--only` pass does not)."""
-    code, report, err = validate(state, lab, tmp_path, only=None)
+@pytest.fixture(scope="module")
+def full_pass(lab: str, state: Path, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A full validation that passes (only a report that judged every check opens the gate; a
+    `--only` pass does not): the report it saved for the gate, made once for the module."""
+    code, report, err = validate(state, lab, tmp_path_factory.mktemp("pass"), only=None)
     bad = [r for r in report.get("results", []) if r["status"] in ("fail", "error")]
     assert code == 0 and report["passed"] and not bad, f"exit {code}: {bad}\n{err[-3000:]}"
+    return saved_report(state, lab).read_bytes()
+
+
+def saved_report(state: Path, lab: str) -> Path:
+    """Where `fabric validate --lab` saves its report for `fabric gate`."""
+    return state / "labs" / lab / REPORT_NAME
+
+
+def passed(state: Path, lab: str, full_pass: bytes) -> None:
+    """The module's passing full validation is the saved report again (the fabric is as it
+    judged it: each test puts back what it changes)."""
+    saved_report(state, lab).write_bytes(full_pass)
 
 
 def set_mtu(lab: str, host: str, dev: str, mtu: int) -> None:
@@ -61,8 +75,8 @@ def set_mtu(lab: str, host: str, dev: str, mtu: int) -> None:
 
 
 def test_gate_opens_on_the_fabric_it_judged_and_names_a_change(lab: str, state: Path,
-                                                                tmp_path: Path) -> None:
-    passed(state, lab, tmp_path)
+                                                                full_pass: bytes) -> None:
+    passed(state, lab, full_pass)
     code, err = gate(state, lab)
     assert code == 0 and "OPEN" in err and "live fabric matches" in err, err
     set_mtu(lab, "spark02", TWIN, 1500)
@@ -75,9 +89,9 @@ def test_gate_opens_on_the_fabric_it_judged_and_names_a_change(lab: str, state: 
     assert code == 0 and "OPEN" in err, err
 
 
-def test_sshd_stopped_validate_is_3_with_one_row_and_the_gate_is_3(lab: str, state: Path,
-                                                                    tmp_path: Path) -> None:
-    passed(state, lab, tmp_path)
+def test_sshd_stopped_validate_is_3_with_one_row_and_the_gate_is_3(
+        lab: str, state: Path, full_pass: bytes, tmp_path: Path) -> None:
+    passed(state, lab, full_pass)
     faults.inject(lab, "sshd-stop", "spark02")
     try:
         code, err = gate(state, lab)  # the pass is fine, the fabric cannot be read now
@@ -115,9 +129,9 @@ def test_swap_fails_cabling_and_right_after_the_heal_it_passes(lab: str, state: 
 
 
 def test_a_lab_rebuilt_under_the_same_name_does_not_inherit_the_pass(
-        lab: str, labs: Labs, state: Path, tmp_path: Path,
+        lab: str, labs: Labs, state: Path, full_pass: bytes,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    passed(state, lab, tmp_path)
+    passed(state, lab, full_pass)
     assert gate(state, lab)[0] == 0
     labs.rebuild(lab)  # down, then up again: unconfigured (no addresses, MTU 1500)
     code, err = gate(state, lab)

@@ -5,7 +5,6 @@ table, star4 and ring4), `--hosts` narrows the run, and nccl skips where nccl-te
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ import pytest
 
 from fabric.lab import registry
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import RING_LINK, STAR_LINK, fabric, failing, validate
+from tests.lab.conftest import RING_LINK, STAR_LINK, Inject, failing, validate
 
 pytestmark = pytest.mark.lab
 
@@ -40,22 +39,6 @@ def assert_healthy(code: int, report: dict[str, Any], err: str) -> None:
     """Exit 0 with no failure, error or warning (a healthy lab warns about nothing)."""
     bad = failing(report) + [r for r in report["results"] if r["status"] == "warn"]
     assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"
-
-
-@pytest.fixture
-def faulty(request: pytest.FixtureRequest) -> Iterator[list[str]]:
-    """Labs faulted by the test; healed afterwards whatever happens."""
-    labs: list[str] = []
-    yield labs
-    for lab in labs:
-        proc = fabric("lab", "heal", "--name", lab)
-        assert proc.returncode == 0, proc.stderr
-
-
-def inject(faulty: list[str], lab: str, kind: str, target: str) -> None:
-    proc = fabric("lab", "fault", kind, target, "--name", lab)
-    assert proc.returncode == 0, proc.stderr
-    faulty.append(lab)
 
 
 def assert_localised(code: int, report: dict[str, Any], err: str, blame: set[str],
@@ -183,9 +166,9 @@ FAULTS = [
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
-                                 tmp_path: Path, faulty: list[str]) -> None:
+                                 tmp_path: Path, inject: Inject) -> None:
     lab: str = request.getfixturevalue(f"{fault.lab}_lab")
-    inject(faulty, lab, fault.kind, fault.target)
+    inject(lab, fault.kind, fault.target)
     code, report, err = validate(lab, tmp_path, *(("--only", fault.only) if fault.only else ()))
     assert_localised(code, report, err, blame=set(fault.blame), must=fault.must,
                      exit_code=3 if fault.unreachable else 1)
@@ -198,9 +181,9 @@ def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
 # --- --hosts and nccl ------------------------------------------------------------------------
 
 
-def test_star_hosts_scope(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
+def test_star_hosts_scope(star_lab: str, tmp_path: Path, inject: Inject) -> None:
     """A fault outside --hosts is not seen; inside, it fails; only in-scope results appear."""
-    inject(faulty, star_lab, "link-down", "spark03:p0")
+    inject(star_lab, "link-down", "spark03:p0")
     pair = {"spark01", "spark02"}
     code, report, err = validate(star_lab, tmp_path, "--hosts", ",".join(sorted(pair)),
                                  "--only", "link,mtu,addr,cabling,switch,bw")
