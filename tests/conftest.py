@@ -30,6 +30,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return LabTestsTogether(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The lab tests last, each group in its own order: the unit tests run first and at their
+    own pace (not beside a lab run's leftovers), and a failing one shows within minutes."""
+    items[:] = sorted(items, key=lambda item: item.get_closest_marker("lab") is not None)
+
+
 @pytest.fixture(autouse=True)
 def _no_site_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):

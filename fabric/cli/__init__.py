@@ -6,6 +6,7 @@ Exit codes (contract): 0 passed / nothing to do, 1 a check failed, 2 bad input o
 
 from __future__ import annotations
 
+import functools
 import gc
 import sys
 from typing import Any
@@ -48,7 +49,11 @@ def _root() -> None:
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
+@functools.cache
 def _register() -> None:
+    """Add every command group to `app`, once per process (again, each `main` in a long-lived
+    process such as the test suite would add them all again and every call would grow
+    slower)."""
     import importlib
     import pkgutil
 

@@ -5,8 +5,6 @@ the lab passes before and after."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,36 +12,24 @@ from typing import Any
 import pytest
 
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import LabFactory, in_host
+from tests.lab.conftest import in_host, validate
 
 pytestmark = pytest.mark.lab
 
-LAB = "h3-bwdir"
 LANE = "qsfp56-dd-1-1"  # spark01's lane on the CRS804
 LINK = f"spark01:p0--crs804:{LANE}"
 EGRESS = f"crs804→spark01 (crs804:{LANE} egress)"
 INGRESS = f"spark01→crs804 (crs804:{LANE} ingress)"
 
 
-def fabric(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
-                          text=True, timeout=300, check=False)
-
-
 @pytest.fixture(scope="module")
-def lab(lab_factory: LabFactory) -> LabInfo:
+def lab(star4_pushed: LabInfo) -> LabInfo:
     """star4, configured from its intent by `fabric push` (which waits for the lanes)."""
-    info = lab_factory("star4", LAB, switch_prepared=True)
-    push = fabric("push", "--lab", LAB, "--apply")
-    assert push.returncode == 0, f"push exited {push.returncode}:\n{push.stderr[-3000:]}"
-    return info
+    return star4_pushed
 
 
-def validate_bw(tmp_path: Path) -> tuple[int, dict[str, Any], str]:
-    out = tmp_path / "report.json"
-    out.unlink(missing_ok=True)
-    proc = fabric("validate", "--lab", LAB, "--only", "bw", "--json", str(out))
-    return proc.returncode, json.loads(out.read_text()) if out.exists() else {}, proc.stderr
+def validate_bw(lab: LabInfo, tmp_path: Path) -> tuple[int, dict[str, Any], str]:
+    return validate(lab.name, tmp_path, "--only", "bw")
 
 
 def bw_results(report: dict[str, Any], *statuses: str) -> list[dict[str, Any]]:
@@ -68,7 +54,7 @@ def one_way_shaper(lab: LabInfo) -> Iterator[None]:
 
 
 def test_healthy_lab_passes_both_ways(lab: LabInfo, tmp_path: Path) -> None:
-    code, report, err = validate_bw(tmp_path)
+    code, report, err = validate_bw(lab, tmp_path)
     bad = bw_results(report, "fail", "error", "warn")
     assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"
     judged = [r["message"] for r in bw_results(report, "pass")]
@@ -79,7 +65,7 @@ def test_healthy_lab_passes_both_ways(lab: LabInfo, tmp_path: Path) -> None:
 
 def test_one_way_slow_lane_fails_that_cable_and_direction(lab: LabInfo, tmp_path: Path,
                                                           one_way_shaper: None) -> None:
-    code, report, err = validate_bw(tmp_path)
+    code, report, err = validate_bw(lab, tmp_path)
     failing = bw_results(report, "fail", "error")
     shown = json.dumps(failing + bw_results(report, "warn"), indent=1)
     assert code == 1 and failing, f"exit {code}: {shown}\n{err[-3000:]}"
@@ -100,6 +86,6 @@ def test_one_way_slow_lane_fails_that_cable_and_direction(lab: LabInfo, tmp_path
 
 def test_healed_lab_passes_again(lab: LabInfo, tmp_path: Path) -> None:
     assert "tbf" not in qdisc(lab, "show", "dev", LANE)
-    code, report, err = validate_bw(tmp_path)
+    code, report, err = validate_bw(lab, tmp_path)
     bad = bw_results(report, "fail", "error", "warn")
     assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"

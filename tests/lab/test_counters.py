@@ -20,7 +20,6 @@ import dataclasses
 import json
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,58 +28,23 @@ import pytest
 from fabric.cli.common import resolve_target
 from fabric.collect.gather import collect_facts
 from fabric.facts import Facts
-from fabric.lab import builder
-from fabric.lab.registry import LabInfo, load_lab
+from fabric.lab.registry import LabInfo
 from fabric.probes.counters import counter_window, snapshot_reader
 from fabric.remote.nornir_setup import make_nornir
 from fabric.report.model import CheckResult
-from tests.lab.conftest import eventually
-from tests.lab.test_validate import configure, failing, validate
+from tests.lab.conftest import CABLES_UP_WITHIN_S, cables_up, eventually, failing, validate
 from validators import run_checks
 
 pytestmark = pytest.mark.lab
 
-LAB = "t-counters"
 BOUNCED = "qsfp56-dd-3-1"
 LINK = f"spark03:p0--crs804:{BOUNCED}"
-#: Lane training after a speed/FEC change (the emulator holds a lane down a few seconds).
-TRAINED_WITHIN_S = 60.0
-
-
-def _flags(info: LabInfo, host: str, netdev: str) -> list[str]:
-    out = subprocess.run(["ip", "-n", info.namespaces[host], "-j", "link", "show", "dev",
-                          netdev], capture_output=True, text=True, check=True, timeout=10)
-    flags: list[str] = json.loads(out.stdout)[0]["flags"]
-    return flags
-
-
-def _cabled_ends(info: LabInfo) -> list[tuple[str, str]]:
-    """(host, netdev) of every cabled twin and every cabled lane."""
-    intent = resolve_target(info.name, None, None).intent
-    ends = [(p.host, p.netdev) for p in intent.interfaces()]
-    if intent.switch is not None:
-        ends += [(intent.switch.host, lane.name) for lane in intent.switch.lanes
-                 if lane.link_id]
-    return ends
-
-
-def _all_up(info: LabInfo) -> bool:
-    """Every cabled twin and every cabled lane is up with carrier (the kernel's view)."""
-    return all({"UP", "LOWER_UP"} <= set(_flags(info, h, n)) for h, n in _cabled_ends(info))
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[LabInfo]:
-    builder.down(LAB)
-    try:
-        builder.up("star4", LAB, switch_prepared=True)
-        configure(LAB)
-        info = load_lab(LAB)
-        assert eventually(lambda: _all_up(info), timeout=TRAINED_WITHIN_S), \
-            f"{LAB}: the cabled twins and lanes did not all come up after configuring"
-        yield info
-    finally:
-        builder.down(LAB)
+def lab(star4_pushed: LabInfo) -> LabInfo:
+    """The shared configured star4, every cable up."""
+    return star4_pushed
 
 
 def test_healthy_only_counters_runs_the_probes_and_passes(lab: LabInfo, tmp_path: Path) -> None:
@@ -129,7 +93,7 @@ def _window_with_bounce(info: LabInfo) -> tuple[Facts, float]:
         for state in ("down", "up"):
             subprocess.run(["ip", "-n", netns, "link", "set", "dev", BOUNCED, state],
                            check=True, timeout=10)
-        assert eventually(lambda: _all_up(info), timeout=TRAINED_WITHIN_S), \
+        assert eventually(lambda: cables_up(info), timeout=CABLES_UP_WITHIN_S), \
             f"{BOUNCED} did not come back after the bounce"
         after = take()
         wall = time.monotonic() - started

@@ -1,6 +1,7 @@
 """Every fault changes what the "hardware" reports, and `fabric lab heal` restores it; the
-faults that act during a run (`flap`, `drop`) are also caught by `fabric validate` on a pushed
-lab, failing on their link only (the table at the end)."""
+faults that act during a run (`flap`, `drop`) are also caught by `fabric validate`, failing on
+their link only (the table at the end). All on the shared pushed labs (and the ring4 as built
+for a swap between Sparks), each fault healed by its test."""
 
 from __future__ import annotations
 
@@ -15,23 +16,24 @@ from typing import Any
 import pytest
 import routeros_api
 
-from fabric.cli.common import resolve_target
-from fabric.lab import builder, faults, ns
-from fabric.lab.cabling import cable_end
+from fabric.lab import faults, ns
 from fabric.lab.registry import LabInfo
 from tests.conftest import run_cli
 from tests.lab.conftest import (
-    build,
+    RING_LINK,
+    STAR_LINK,
+    Inject,
+    Labs,
     eventually,
+    failing,
     in_host,
     ip_links,
     lldp_neighbors,
     netmiko_linux,
+    validate,
 )
-from tests.lab.test_validate import RING_LINK, STAR_LINK, configure, failing, validate
 
 pytestmark = pytest.mark.lab
-LANES = ["qsfp56-dd-1-1", "qsfp56-dd-2-1", "qsfp56-dd-3-1", "qsfp56-dd-4-1"]
 
 
 def _api(lab: LabInfo) -> Any:
@@ -51,30 +53,20 @@ def _monitor(lab: LabInfo, lane: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def star(lab_factory: Callable[..., LabInfo]) -> LabInfo:
-    """A star4 lab configured the way push would: lanes forced to 200G, MTU 9000, addresses."""
-    lab = lab_factory("star4", "t-faults", switch_prepared=True)
-    pool = _api(lab)
-    try:
-        eth = pool.get_api().get_resource("/interface/ethernet")
-        for lane in LANES:
-            row = eth.get(name=lane)[0]
-            eth.set(id=row["id"], mtu="9000", speed="200G-baseCR4",
-                    **{"auto-negotiation": "no"})
-    finally:
-        pool.disconnect()
-    return lab
+def star(star4_pushed: LabInfo) -> LabInfo:
+    """star4 configured by `fabric push`: lanes forced to 200G, MTU 9000, addresses."""
+    return star4_pushed
 
 
 @pytest.fixture
-def cli(star: LabInfo, capsys: pytest.CaptureFixture[str]) -> Iterator[
+def cli(star: LabInfo, ring4: LabInfo, capsys: pytest.CaptureFixture[str]) -> Iterator[
         Callable[..., tuple[int, str]]]:
     def call(*args: str, lab: LabInfo = star) -> tuple[int, str]:
         code, _, err = run_cli(["lab", *args, "--name", lab.name], capsys)
         return code, err
 
     yield call
-    for name in (star.name, "t-ringf"):
+    for name in (star.name, ring4.name):
         if faults.active_faults(name):
             run_cli(["lab", "heal", "--name", name], capsys)
 
@@ -140,24 +132,27 @@ def test_autoneg_fault_drops_the_lane_to_100g(star: LabInfo, cli: Any) -> None:
 
 
 def test_address_faults_need_a_configured_host(star: LabInfo, cli: Any) -> None:
-    code, err = cli("fault", "wrong-addr", "spark04:enp1s0f0np0")
-    assert code == 3 and "no IPv4 address" in err
-    in_host(star, "spark04", "ip", "addr", "add", "198.19.0.4/24", "dev", "enp1s0f0np0")
+    pushed = [f"{a['local']}/{a['prefixlen']}" for a in
+              ip_links(star, "spark04")["enp1s0f0np0"]["addr_info"] if a["family"] == "inet"]
+    assert pushed == ["198.19.0.4/24"]
+    in_host(star, "spark04", "ip", "addr", "del", "198.19.0.4/24", "dev", "enp1s0f0np0")
     try:
-        assert cli("fault", "wrong-addr", "spark04:enp1s0f0np0")[0] == 0
-        addrs = [a["local"] for a in ip_links(star, "spark04")["enp1s0f0np0"]["addr_info"]
-                 if a["family"] == "inet"]
-        assert addrs == ["198.19.0.200"]
-        assert cli("fault", "default-route", "spark04:enp1s0f0np0")[0] == 0
-        route = json.loads(in_host(star, "spark04", "ip", "-j", "route", "show", "default"))
-        assert route and route[0]["dev"] == "enp1s0f0np0"
-        assert cli("heal")[0] == 0
-        assert json.loads(in_host(star, "spark04", "ip", "-j", "route", "show", "default")) == []
-        addrs = [a["local"] for a in ip_links(star, "spark04")["enp1s0f0np0"]["addr_info"]
-                 if a["family"] == "inet"]
-        assert addrs == ["198.19.0.4"]
+        code, err = cli("fault", "wrong-addr", "spark04:enp1s0f0np0")
+        assert code == 3 and "no IPv4 address" in err
     finally:
-        in_host(star, "spark04", "ip", "addr", "flush", "dev", "enp1s0f0np0", "scope", "global")
+        in_host(star, "spark04", "ip", "addr", "add", "198.19.0.4/24", "dev", "enp1s0f0np0")
+    assert cli("fault", "wrong-addr", "spark04:enp1s0f0np0")[0] == 0
+    addrs = [a["local"] for a in ip_links(star, "spark04")["enp1s0f0np0"]["addr_info"]
+             if a["family"] == "inet"]
+    assert addrs == ["198.19.0.200"]
+    assert cli("fault", "default-route", "spark04:enp1s0f0np0")[0] == 0
+    route = json.loads(in_host(star, "spark04", "ip", "-j", "route", "show", "default"))
+    assert route and route[0]["dev"] == "enp1s0f0np0"
+    assert cli("heal")[0] == 0
+    assert json.loads(in_host(star, "spark04", "ip", "-j", "route", "show", "default")) == []
+    addrs = [a["local"] for a in ip_links(star, "spark04")["enp1s0f0np0"]["addr_info"]
+             if a["family"] == "inet"]
+    assert addrs == ["198.19.0.4"]
 
 
 def test_sshd_stop_and_heal_keeps_the_host_key(star: LabInfo, cli: Any) -> None:
@@ -177,9 +172,8 @@ def test_unknown_fault_or_target_is_input_error(cli: Any) -> None:
     assert cli("fault", "swap", "crs804:qsfp56-dd-1-1")[0] == 2
 
 
-def test_swap_on_a_ring_repairs_cables_between_sparks(
-        lab_factory: Callable[..., LabInfo], cli: Any) -> None:
-    ring = lab_factory("ring4", "t-ringf", switch_prepared=True)
+def test_swap_on_a_ring_repairs_cables_between_sparks(ring4: LabInfo, cli: Any) -> None:
+    ring = ring4
     mac = ip_links(ring, "spark01")["enp1s0f0np0"]["address"]
     assert cli("fault", "swap", "spark01:p0,spark03:p0", lab=ring)[0] == 0
     assert eventually(lambda: {h for i, h, _ in lldp_neighbors(ring, "spark01")
@@ -231,16 +225,13 @@ def test_flap_bounces_the_cable_at_the_spark_end_until_healed(star: LabInfo, cli
     assert eventually(lambda: _up(star, "spark03", "enp1s0f0np0"))
 
 
-def test_a_flapper_dies_with_its_lab(capsys: pytest.CaptureFixture[str]) -> None:
-    lab = build("ring4", "t-flapdown", switch_prepared=True)
+def test_a_flapper_dies_with_its_lab(labs: Labs, capsys: pytest.CaptureFixture[str]) -> None:
     pid = None
-    try:
+    with labs.private("ring4", "t-flapdown", switch_prepared=True) as lab:
         code, _, err = run_cli(["lab", "fault", "flap", "spark01:p0", "--name", lab.name], capsys)
         assert code == 0, err
         pid = int(faults.active_faults(lab.name)[0].undo["pid"])
         assert ns.alive(pid)
-    finally:
-        builder.down(lab.name)
     assert pid is not None and not ns.alive(pid)
 
 
@@ -311,25 +302,14 @@ def test_bad_flap_and_drop_targets_are_input_errors(cli: Any) -> None:
 # --- flap and drop under `fabric validate` on pushed labs ------------------------------------
 
 
-def _pushed(lab_factory: Callable[..., LabInfo], topology: str, name: str) -> LabInfo:
-    lab = lab_factory(topology, name, switch_prepared=True)
-    configure(lab.name)
-    intent = resolve_target(lab.name, None, None).intent
-    cables = [(e.host, e.netdev) for link in intent.links
-              for e in (cable_end(intent, link.a), cable_end(intent, link.b))]
-    assert eventually(lambda: all(_up(lab, h, d) for h, d in cables)), \
-        f"{name}: the cables did not all come up after the push"
-    return lab
+@pytest.fixture(scope="module")
+def pushed_star(star4_pushed: LabInfo) -> LabInfo:
+    return star4_pushed
 
 
 @pytest.fixture(scope="module")
-def pushed_star(lab_factory: Callable[..., LabInfo]) -> LabInfo:
-    return _pushed(lab_factory, "star4", "t-faults-star")
-
-
-@pytest.fixture(scope="module")
-def pushed_ring(lab_factory: Callable[..., LabInfo]) -> LabInfo:
-    return _pushed(lab_factory, "ring4", "t-faults-ring")
+def pushed_ring(ring4_pushed: LabInfo) -> LabInfo:
+    return ring4_pushed
 
 
 @dataclass(frozen=True)
@@ -364,24 +344,11 @@ LIVE = [
 ]
 
 
-@pytest.fixture
-def healed(capsys: pytest.CaptureFixture[str]) -> Iterator[list[str]]:
-    labs: list[str] = []
-    yield labs
-    for name in labs:
-        code, _, err = run_cli(["lab", "heal", "--name", name], capsys)
-        assert code == 0, err
-
-
 @pytest.mark.parametrize("fault", LIVE)
 def test_validate_catches_a_live_fault_on_its_link_only(
-        fault: Live, request: pytest.FixtureRequest, tmp_path: Path, healed: list[str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+        fault: Live, request: pytest.FixtureRequest, tmp_path: Path, inject: Inject) -> None:
     lab: LabInfo = request.getfixturevalue(f"pushed_{fault.lab}")
-    code, _, err = run_cli(["lab", "fault", fault.kind, fault.target, "--name", lab.name],
-                           capsys)
-    assert code == 0, err
-    healed.append(lab.name)
+    inject(lab.name, fault.kind, fault.target)
     code, report, err = validate(lab.name, tmp_path)
     bad = failing(report)
     assert code == 1 and bad, f"exit {code}\n{err[-3000:]}"

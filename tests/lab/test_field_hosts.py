@@ -19,11 +19,10 @@ from typing import Any
 
 import pytest
 
-from fabric.cli import main
 from fabric.intent.build import load_intent
-from fabric.lab import builder, hostenv, names, netplan_shim, registry
+from fabric.lab import hostenv, names, netplan_shim
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import LINK_TRAINING_S, LabFactory, in_host, ssh, ssh_ok
+from tests.lab.conftest import LINK_TRAINING_S, Labs, in_host, ssh, ssh_ok
 
 pytestmark = pytest.mark.lab
 
@@ -35,25 +34,16 @@ GENERATED = ("/run/NetworkManager", "/run/systemd/network", "/run/systemd/system
 
 
 @pytest.fixture(scope="module")
-def field(lab_factory: LabFactory) -> LabInfo:
+def field(labs: Labs) -> Iterator[LabInfo]:
     """A star4 of this module's own: its Sparks' fabric addresses get changed here."""
-    return lab_factory("star4", "t-field", switch_prepared=True)
+    with labs.private("star4", "t-field", switch_prepared=True) as info:
+        yield info
 
 
 @pytest.fixture(scope="module")
-def sudo_pw() -> Iterator[LabInfo]:
+def sudo_pw(ring4_sudo: LabInfo) -> LabInfo:
     """ring4 built through the CLI with `--sudo-password` (and the other lab options)."""
-    name = "t-field-pw"
-    builder.down(name)
-    try:
-        main(["lab", "up", "ring4", "--name", name, "--sudo-password", "--switch-prepared",
-              "--link-training", str(LINK_TRAINING_S)])
-    except SystemExit as exc:
-        assert not exc.code, f"fabric lab up --sudo-password exited {exc.code}"
-    try:
-        yield registry.load_lab(name)
-    finally:
-        builder.down(name)
+    return ring4_sudo
 
 
 def _links(info: LabInfo, host: str) -> dict[str, dict[str, Any]]:

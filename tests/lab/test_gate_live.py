@@ -6,23 +6,20 @@ passes again (no wait for the TTL of the swapped entries)."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fabric.lab import builder, faults, registry
-from tests.lab.conftest import build
-from tests.lab.test_validate import STAR_LINK, configure
+from fabric.gate import REPORT_NAME
+from fabric.lab import faults, registry
+from fabric.lab.registry import LabInfo
+from tests.lab.conftest import STAR_LINK, Labs, fabric
+from tests.lab.conftest import validate as validate_json
 
 pytestmark = pytest.mark.lab
 
-LAB = "t-gate"
 #: Families that do not run the bandwidth rounds (where a run need not open the gate).
 QUICK = "link,mtu,addr,route,cabling,switch"
 TWIN = "enp1s0f0np0"
@@ -34,43 +31,42 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("state")
 
 
-def fabric(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FABRIC_STATE_DIR": str(state)}
-    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
-                          text=True, timeout=300, check=False, env=env)
-
-
 @pytest.fixture(scope="module")
-def lab() -> Iterator[str]:
+def lab(star4_pushed: LabInfo) -> str:
     """star4, prepared switch, configured with `fabric push --apply`."""
-    try:
-        build("star4", LAB, switch_prepared=True)
-        configure(LAB)
-        yield LAB
-    finally:
-        builder.down(LAB)
+    return star4_pushed.name
 
 
 def validate(state: Path, lab: str, tmp_path: Path,
              only: str | None = QUICK) -> tuple[int, dict[str, Any], str]:
-    out = tmp_path / "report.json"
-    out.unlink(missing_ok=True)
     scope = ("--only", only) if only is not None else ()
-    proc = fabric(state, "validate", "--lab", lab, *scope, "--json", str(out))
-    return proc.returncode, (json.loads(out.read_text()) if out.exists() else {}), proc.stderr
+    return validate_json(lab, tmp_path, *scope, state_dir=state)
 
 
 def gate(state: Path, lab: str) -> tuple[int, str]:
-    proc = fabric(state, "gate", "--lab", lab)
+    proc = fabric("gate", "--lab", lab, state_dir=state)
     return proc.returncode, " ".join(proc.stderr.split())
 
 
-def passed(state: Path, lab: str, tmp_path: Path) -> None:
-    """A full validation that passes: only a report that judged every check opens the gate
-    (a `--only` pass does not)."""
-    code, report, err = validate(state, lab, tmp_path, only=None)
+@pytest.fixture(scope="module")
+def full_pass(lab: str, state: Path, tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A full validation that passes (only a report that judged every check opens the gate; a
+    `--only` pass does not): the report it saved for the gate, made once for the module."""
+    code, report, err = validate(state, lab, tmp_path_factory.mktemp("pass"), only=None)
     bad = [r for r in report.get("results", []) if r["status"] in ("fail", "error")]
     assert code == 0 and report["passed"] and not bad, f"exit {code}: {bad}\n{err[-3000:]}"
+    return saved_report(state, lab).read_bytes()
+
+
+def saved_report(state: Path, lab: str) -> Path:
+    """Where `fabric validate --lab` saves its report for `fabric gate`."""
+    return state / "labs" / lab / REPORT_NAME
+
+
+def passed(state: Path, lab: str, full_pass: bytes) -> None:
+    """The module's passing full validation is the saved report again (the fabric is as it
+    judged it: each test puts back what it changes)."""
+    saved_report(state, lab).write_bytes(full_pass)
 
 
 def set_mtu(lab: str, host: str, dev: str, mtu: int) -> None:
@@ -79,8 +75,8 @@ def set_mtu(lab: str, host: str, dev: str, mtu: int) -> None:
 
 
 def test_gate_opens_on_the_fabric_it_judged_and_names_a_change(lab: str, state: Path,
-                                                                tmp_path: Path) -> None:
-    passed(state, lab, tmp_path)
+                                                                full_pass: bytes) -> None:
+    passed(state, lab, full_pass)
     code, err = gate(state, lab)
     assert code == 0 and "OPEN" in err and "live fabric matches" in err, err
     set_mtu(lab, "spark02", TWIN, 1500)
@@ -93,9 +89,9 @@ def test_gate_opens_on_the_fabric_it_judged_and_names_a_change(lab: str, state: 
     assert code == 0 and "OPEN" in err, err
 
 
-def test_sshd_stopped_validate_is_3_with_one_row_and_the_gate_is_3(lab: str, state: Path,
-                                                                    tmp_path: Path) -> None:
-    passed(state, lab, tmp_path)
+def test_sshd_stopped_validate_is_3_with_one_row_and_the_gate_is_3(
+        lab: str, state: Path, full_pass: bytes, tmp_path: Path) -> None:
+    passed(state, lab, full_pass)
     faults.inject(lab, "sshd-stop", "spark02")
     try:
         code, err = gate(state, lab)  # the pass is fine, the fabric cannot be read now
@@ -133,11 +129,11 @@ def test_swap_fails_cabling_and_right_after_the_heal_it_passes(lab: str, state: 
 
 
 def test_a_lab_rebuilt_under_the_same_name_does_not_inherit_the_pass(
-        lab: str, state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    passed(state, lab, tmp_path)
+        lab: str, labs: Labs, state: Path, full_pass: bytes,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    passed(state, lab, full_pass)
     assert gate(state, lab)[0] == 0
-    builder.down(lab)
-    build("star4", lab, switch_prepared=True)  # unconfigured: no addresses, MTU 1500
+    labs.rebuild(lab)  # down, then up again: unconfigured (no addresses, MTU 1500)
     code, err = gate(state, lab)
     assert code == 1 and "the fabric changed" in err, err
     assert f"spark01:{TWIN} mtu 9000 -> 1500" in err and "addresses 198." in err, err

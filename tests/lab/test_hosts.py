@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from netmiko.exceptions import NetmikoTimeoutException
 
 from fabric.intent.build import load_intent
+from fabric.intent.model import Host
 from fabric.lab import names
 from fabric.lab.registry import LabInfo
 from tests.lab.conftest import eventually, in_host, ip_links, lldp_neighbors, netmiko_linux
@@ -26,33 +28,38 @@ def lab(request: pytest.FixtureRequest) -> LabInfo:
 
 def test_every_spark_answers_over_ssh_in_its_own_namespaces(lab: LabInfo) -> None:
     intent = load_intent(lab.topology_path, lab.inventory_dir)
-    for spark in intent.sparks:
-        conn = netmiko_linux(lab, spark.name)
-        try:
-            assert conn.send_command("hostname").strip() == spark.name
-            links = {d["ifname"]: d for d in json.loads(conn.send_command("ip -j addr show"))}
-            twins = [t.netdev for ts in spark.ports.values() for t in ts]
-            for twin in twins:
-                assert links[twin]["mtu"] == 1500
-                assert "UP" in links[twin]["flags"]
-                assert not [a for a in links[twin]["addr_info"] if a["family"] == "inet"]
-            assert links["enP7s7"]["addr_info"][0]["local"] == lab.mgmt[spark.name]
-            assert "Speed: 10000Mb/s" in conn.send_command(f"ethtool {twins[0]}")
-            # the login is a normal user: changes need sudo, as on DGX OS
-            assert conn.send_command("id -un").strip() == lab.ssh_user != "root"
-            assert "Operation not permitted" in conn.send_command(
-                f"ip link set {twins[0]} mtu 9000")
-            conn.send_command(f"sudo -n ip link set {twins[0]} mtu 9000")
-            assert json.loads(conn.send_command(f"ip -j link show {twins[0]}"))[0]["mtu"] == 9000
-            conn.send_command(f"sudo -n ip link set {twins[0]} mtu 1500")
-            marker = f"/etc/netplan/99-{lab.name}-probe.yaml"
-            assert "Permission denied" in conn.send_command(f"echo probe > {marker}")
-            conn.send_command(f"echo probe | sudo -n tee {marker}")
-            assert conn.send_command(f"cat {marker}").strip() == "probe"
-            assert not Path(marker).exists(), "/etc/netplan must be private to the host"
-            conn.send_command(f"sudo -n rm {marker}")
-        finally:
-            conn.disconnect()
+    with ThreadPoolExecutor(max_workers=len(intent.sparks)) as pool:  # one session per Spark
+        for done in [pool.submit(_answers_over_ssh, lab, spark) for spark in intent.sparks]:
+            done.result()
+
+
+def _answers_over_ssh(lab: LabInfo, spark: Host) -> None:
+    conn = netmiko_linux(lab, spark.name)
+    try:
+        assert conn.send_command("hostname").strip() == spark.name
+        links = {d["ifname"]: d for d in json.loads(conn.send_command("ip -j addr show"))}
+        twins = [t.netdev for ts in spark.ports.values() for t in ts]
+        for twin in twins:
+            assert links[twin]["mtu"] == 1500
+            assert "UP" in links[twin]["flags"]
+            assert not [a for a in links[twin]["addr_info"] if a["family"] == "inet"]
+        assert links["enP7s7"]["addr_info"][0]["local"] == lab.mgmt[spark.name]
+        assert "Speed: 10000Mb/s" in conn.send_command(f"ethtool {twins[0]}")
+        # the login is a normal user: changes need sudo, as on DGX OS
+        assert conn.send_command("id -un").strip() == lab.ssh_user != "root"
+        assert "Operation not permitted" in conn.send_command(
+            f"ip link set {twins[0]} mtu 9000")
+        conn.send_command(f"sudo -n ip link set {twins[0]} mtu 9000")
+        assert json.loads(conn.send_command(f"ip -j link show {twins[0]}"))[0]["mtu"] == 9000
+        conn.send_command(f"sudo -n ip link set {twins[0]} mtu 1500")
+        marker = f"/etc/netplan/99-{lab.name}-probe.yaml"
+        assert "Permission denied" in conn.send_command(f"echo probe > {marker}")
+        conn.send_command(f"echo probe | sudo -n tee {marker}")
+        assert conn.send_command(f"cat {marker}").strip() == "probe"
+        assert not Path(marker).exists(), "/etc/netplan must be private to the host"
+        conn.send_command(f"sudo -n rm {marker}")
+    finally:
+        conn.disconnect()
 
 
 def test_a_wrong_known_hosts_is_refused(ring4: LabInfo, tmp_path: Path) -> None:

@@ -10,9 +10,8 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,24 +21,15 @@ import pytest
 from fabric.lab.registry import LabInfo, load_lab
 from fabric.launch.apply import probe
 from fabric.launch.state import RUN_ID_VAR, RUN_LABEL, launch_state_path, load_record
-from tests.lab.conftest import in_host
+from tests.lab.conftest import fabric, in_host
 
 pytestmark = pytest.mark.lab
 
-FABRIC = [sys.executable, "-m", "fabric"]
-
-
-def fabric(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*FABRIC, *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)
-
 
 @pytest.fixture(scope="module")
-def validated(lab_factory: Callable[[str, str], LabInfo]) -> LabInfo:
+def validated(star4_pushed: LabInfo) -> LabInfo:
     """star4 lab, pushed and validated (the gate's report is written by validate)."""
-    info = lab_factory("star4", "t-launch", switch_prepared=True)
-    push = fabric("push", "--lab", info.name, "--apply")
-    assert push.returncode == 0, push.stderr[-3000:]
+    info = star4_pushed
     # every check: only a report that judged them all opens the gate (a `--only` pass does not)
     val = fabric("validate", "--lab", info.name)
     assert val.returncode == 0, val.stderr[-3000:]

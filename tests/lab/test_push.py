@@ -7,10 +7,8 @@ host's private /etc and a rollback removes it again."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,23 +20,21 @@ from fabric.lab import builder
 from fabric.lab.hostenv import host_path
 from fabric.lab.registry import LabInfo
 from fabric.push.render import SYSCTL_PATH
-from tests.lab.conftest import in_host
+from tests.lab.conftest import Labs, fabric, in_host
 
 pytestmark = pytest.mark.lab
 
 LAB = "t-push-star4"
 SPARKS = ("spark01", "spark02", "spark03", "spark04")
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[LabInfo]:
-    builder.down(LAB)
-    info = builder.up("star4", LAB, switch_prepared=True)
-    try:
+def lab(labs: Labs) -> Iterator[LabInfo]:
+    """A fresh star4 of this module's own; its lanes train for the builder's default time, so
+    the push visibly waits for them."""
+    with labs.private("star4", LAB, switch_prepared=True,
+                      link_training_s=builder.DEFAULT_LINK_TRAINING_S) as info:
         yield info
-    finally:
-        builder.down(LAB)
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +62,6 @@ def settled(lab: LabInfo) -> dict[str, Any]:
         if done or time.monotonic() > deadline:
             return snap
         time.sleep(0.3)
-
-
-def fabric(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
-    env["FABRIC_STATE_DIR"] = str(state_dir)
-    return subprocess.run([sys.executable, "-m", "fabric", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
 
 
 def ns(lab: LabInfo, host: str, *cmd: str) -> str:
@@ -129,7 +118,7 @@ def run_id(stdout: str) -> str:
 
 def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
                                             fresh: dict[str, Any]) -> None:
-    r = fabric(state_dir, "push", "--lab", LAB)
+    r = fabric("push", "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     for host in SPARKS:
         assert f"{host}: 9 changes" in r.stderr
@@ -151,7 +140,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
     ns(lab, "spark02", "ip", "link", "set", "cx7-p0", "down")  # spark02's cable goes dark
     try:
         before = snapshot(lab)
-        r = fabric(state_dir, "push", "--lab", LAB, "--apply", "--link-wait", "6")
+        r = fabric("push", "--lab", LAB, "--apply", "--link-wait", "6", state_dir=state_dir)
         assert r.returncode == 1, r.stderr
         assert "links still down after" in r.stderr and "spark02:enp1s0f0np0" in r.stderr
         assert "verification failed on spark02: enp1s0f0np0: link not up" in r.stderr
@@ -167,7 +156,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
 
 
 def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
-    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert "applied 56 changes" in r.stderr
     # the lanes' speed changed, so they trained for seconds; verification waited, no rollback
@@ -211,13 +200,13 @@ def test_pings_and_validate_pass(lab: LabInfo, state_dir: Path) -> None:
     out = ns(lab, "spark01", "ping", "-c", "2", "-W", "2", "-M", "do", "-s", "8972",
              "-I", "enp1s0f0np0", "198.19.0.3")
     assert " 0% packet loss" in out
-    r = fabric(state_dir, "validate", "--lab", LAB)
+    r = fabric("validate", "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_second_apply_changes_nothing(lab: LabInfo, state_dir: Path) -> None:
     before = snapshot(lab)
-    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert "0 changes" in r.stderr and "RUN_ID" not in r.stdout
     assert snapshot(lab) == before
@@ -229,15 +218,15 @@ def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
     applied = [p for p in runs if json.loads((p / "manifest.json").read_text())["status"]
                == "applied"]
     assert len(applied) == 1
-    r = fabric(state_dir, "push", "rollback", applied[0].name, "--lab", LAB)
+    r = fabric("push", "rollback", applied[0].name, "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert settled(lab) == fresh
     assert all(sysctl_file(lab, h) is None for h in SPARKS), "rollback left sysctl.d"
-    assert "dry run: 56 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+    assert "dry run: 56 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
 
 
 def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
-    r = fabric(state_dir, "push", "--lab", LAB, "--hosts", "spark01,spark09")
+    r = fabric("push", "--lab", LAB, "--hosts", "spark01,spark09", state_dir=state_dir)
     assert r.returncode == 2
     assert "not in topology star4: spark09" in r.stderr
     assert "Traceback" not in r.stderr
@@ -250,7 +239,7 @@ def test_locked_host_is_refused(state_dir: Path, lab: LabInfo) -> None:
 
     keys = lock_keys(resolve_target(LAB, None, None), ["spark03"])
     with host_locks(state_dir / "locks", "held-by-test", keys):
-        r = fabric(state_dir, "push", "--lab", LAB, "--apply", "--hosts", "spark03")
+        r = fabric("push", "--lab", LAB, "--apply", "--hosts", "spark03", state_dir=state_dir)
     assert r.returncode == 3
     assert "spark03 is locked by push run held-by-test" in r.stderr
 
@@ -259,15 +248,10 @@ CYCLE_CHECKS = "link,mtu,addr,route,cabling"
 
 
 @pytest.fixture(scope="module", params=["ring4", "star8"])
-def cycle_lab(request: pytest.FixtureRequest) -> Iterator[LabInfo]:
+def cycle_lab(request: pytest.FixtureRequest, labs: Labs) -> Iterator[LabInfo]:
     """One fresh lab per topology for this module (t-push-ring4, t-push-star8)."""
-    name = f"t-push-{request.param}"
-    builder.down(name)
-    info = builder.up(request.param, name, switch_prepared=True)
-    try:
+    with labs.private(request.param, f"t-push-{request.param}", switch_prepared=True) as info:
         yield info
-    finally:
-        builder.down(name)
 
 
 def logins(lab: LabInfo) -> dict[str, int]:
@@ -282,7 +266,7 @@ def test_fresh_lab_cycle(cycle_lab: LabInfo, state_dir: Path) -> None:
     session per Spark (facts, snapshot, apply and verify share it); validate passes; a second
     --apply changes nothing."""
     lab = cycle_lab.name
-    dry = fabric(state_dir, "push", "--lab", lab)
+    dry = fabric("push", "--lab", lab, state_dir=state_dir)
     assert dry.returncode == 0, dry.stderr
     m = re.search(r"dry run: (\d+) changes on (\d+) hosts", dry.stderr)
     assert m and int(m.group(1)) > 0, dry.stderr
@@ -295,14 +279,14 @@ def test_fresh_lab_cycle(cycle_lab: LabInfo, state_dir: Path) -> None:
         for port in range(1, 5):  # one warning per port group, not one per lane
             assert dry.stderr.count(f"restarts every lane of qsfp56-dd-{port} ") == 1
     before = logins(cycle_lab)
-    r = fabric(state_dir, "push", "--lab", lab, "--apply")
+    r = fabric("push", "--lab", lab, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert f"applied {m.group(1)} changes" in r.stderr
     after = logins(cycle_lab)
     assert {h: after[h] - before[h] for h in after} == {h: 1 for h in after}
     assert all(sysctl_file(cycle_lab, h) is not None for h in after)
-    v = fabric(state_dir, "validate", "--lab", lab, "--only", CYCLE_CHECKS)
+    v = fabric("validate", "--lab", lab, "--only", CYCLE_CHECKS, state_dir=state_dir)
     assert v.returncode == 0, v.stdout + v.stderr
-    again = fabric(state_dir, "push", "--lab", lab, "--apply")
+    again = fabric("push", "--lab", lab, "--apply", state_dir=state_dir)
     assert again.returncode == 0, again.stderr
     assert "0 changes" in again.stderr and "RUN_ID" not in again.stdout

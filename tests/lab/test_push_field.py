@@ -12,16 +12,13 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import builder
 from fabric.lab.hostenv import host_path
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import in_host
-from tests.lab.test_push import fabric
+from tests.lab.conftest import Labs, fabric, in_host
 
 pytestmark = pytest.mark.lab
 
 FACTORY = "t-field-star4"
-SUDO = "t-field-sudo"
 CX7 = "/etc/netplan/40-cx7.yaml"
 #: NVIDIA's playbook file for spark03's twins, with the playbook's own addresses
 CX7_TEXT = ("network:\n  version: 2\n  ethernets:\n    enp1s0f0np0:\n      addresses: "
@@ -34,13 +31,9 @@ def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def factory_lab() -> Iterator[LabInfo]:
-    builder.down(FACTORY)
-    info = builder.up("star4", FACTORY, link_training_s=1.0)
-    try:
+def factory_lab(labs: Labs) -> Iterator[LabInfo]:
+    with labs.private("star4", FACTORY, link_training_s=1.0) as info:
         yield info
-    finally:
-        builder.down(FACTORY)
 
 
 def switch_state(lab: LabInfo) -> dict[str, Any]:
@@ -80,7 +73,7 @@ def prepare_switch(lab: LabInfo) -> None:
 def test_factory_switch_refuses_the_whole_push(factory_lab: LabInfo, state_dir: Path) -> None:
     switch_before = switch_state(factory_lab)
     sparks_before = {h: spark_state(factory_lab, h) for h in ("spark01", "spark03")}
-    r = fabric(state_dir, "push", "--lab", FACTORY, "--apply")
+    r = fabric("push", "--lab", FACTORY, "--apply", state_dir=state_dir)
     assert r.returncode == 3, r.stderr
     assert "REFUSED crs804" in r.stderr
     assert "is on `bridge`, the fabric bridge of this topology" in r.stderr
@@ -96,16 +89,16 @@ def test_foreign_definitions_refuse_that_host_then_are_adopted(factory_lab: LabI
     prepare_switch(factory_lab)
     in_host(factory_lab, "spark03", "sh", "-c",
             f"printf '%s' '{CX7_TEXT}' > {CX7} && chmod 600 {CX7}")
-    dry = fabric(state_dir, "push", "--lab", FACTORY)
+    dry = fabric("push", "--lab", FACTORY, state_dir=state_dir)
     assert dry.returncode == 3, dry.stderr
     assert (f"{CX7} (netplan file) defines enP2p1s0f0np0, enp1s0f0np0") in dry.stderr
-    r = fabric(state_dir, "push", "--lab", FACTORY, "--apply")
+    r = fabric("push", "--lab", FACTORY, "--apply", state_dir=state_dir)
     assert r.returncode == 3, r.stderr
     assert "REFUSED spark03" in r.stderr and "--adopt-foreign" in r.stderr
     assert "applied" in r.stderr  # the other hosts went ahead
     assert "40-fabric.yaml" not in spark_state(factory_lab, "spark03")["netplan"]
     assert "40-fabric.yaml" in spark_state(factory_lab, "spark01")["netplan"]
-    adopt = fabric(state_dir, "push", "--lab", FACTORY, "--apply", "--adopt-foreign")
+    adopt = fabric("push", "--lab", FACTORY, "--apply", "--adopt-foreign", state_dir=state_dir)
     assert adopt.returncode == 0, adopt.stderr
     state = spark_state(factory_lab, "spark03")
     assert "40-cx7.yaml" not in state["netplan"] and "40-fabric.yaml" in state["netplan"]
@@ -115,29 +108,24 @@ def test_foreign_definitions_refuse_that_host_then_are_adopted(factory_lab: LabI
     run = adopt.stdout.split("RUN_ID ")[1].split()[0]
     saved = state_dir / "runs" / run / "spark03" / "netplan" / "40-cx7.yaml"
     assert saved.read_text() == CX7_TEXT
-    back = fabric(state_dir, "push", "rollback", run, "--lab", FACTORY)
+    back = fabric("push", "rollback", run, "--lab", FACTORY, state_dir=state_dir)
     assert back.returncode == 0, back.stderr
     assert spark_state(factory_lab, "spark03")["netplan"].get("40-cx7.yaml") == CX7_TEXT
 
 
 @pytest.fixture(scope="module")
-def sudo_lab() -> Iterator[LabInfo]:
-    builder.down(SUDO)
-    info = builder.up("ring4", SUDO, sudo_password=True)
-    try:
-        yield info
-    finally:
-        builder.down(SUDO)
+def sudo_lab(ring4_sudo: LabInfo) -> LabInfo:
+    return ring4_sudo
 
 
 def test_sudo_that_asks_for_a_password_is_refused(sudo_lab: LabInfo, state_dir: Path) -> None:
     before = {h: spark_state(sudo_lab, h) for h in ("spark01", "spark02")}
-    r = fabric(state_dir, "push", "--lab", SUDO, "--apply")
+    r = fabric("push", "--lab", sudo_lab.name, "--apply", state_dir=state_dir)
     assert r.returncode == 3, r.stderr
     user = sudo_lab.ssh_user
     assert user != "root"
     assert f"user {user} cannot change spark01 (sudo asks for a password" in r.stderr
     assert f"{user} ALL=(ALL) NOPASSWD: ALL" in r.stderr
     assert {h: spark_state(sudo_lab, h) for h in before} == before
-    facts = fabric(state_dir, "facts", "--lab", SUDO)
+    facts = fabric("facts", "--lab", sudo_lab.name, state_dir=state_dir)
     assert facts.returncode == 0, facts.stderr  # reading needs no password

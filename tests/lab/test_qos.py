@@ -7,9 +7,6 @@ QoS change, and a switch below RouterOS 7.15 is refused with the reason."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,14 +17,13 @@ import routeros_api
 from fabric.collect.read_switch_qos import read_switch_qos
 from fabric.facts import Facts, facts_from_json
 from fabric.intent.build import load_intent
-from fabric.lab import builder
 from fabric.lab.registry import LabInfo
 from fabric.lab.routeros.export import qos_lines
 from fabric.lab.routeros.state import StateFile
 from fabric.push.render import QOS_RULES_PATH, QOS_SCRIPT_PATH
 from fabric.remote.shell import ros_rows
 from fabric.report.model import CheckResult
-from tests.lab.conftest import LINK_TRAINING_S, in_host
+from tests.lab.conftest import Labs, fabric, in_host
 from validators import run_checks
 
 pytestmark = pytest.mark.lab
@@ -35,18 +31,12 @@ pytestmark = pytest.mark.lab
 LAB = "t-qos-star4"
 SPARKS = ("spark01", "spark02", "spark03", "spark04")
 TWINS = ("enp1s0f0np0", "enP2p1s0f0np0")
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[LabInfo]:
-    builder.down(LAB)
-    info = builder.up("star4-lossless", LAB, switch_prepared=True,
-                      link_training_s=LINK_TRAINING_S)
-    try:
+def lab(labs: Labs) -> Iterator[LabInfo]:
+    with labs.private("star4-lossless", LAB, switch_prepared=True) as info:
         yield info
-    finally:
-        builder.down(LAB)
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +47,6 @@ def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def fresh(lab: LabInfo) -> dict[str, Any]:
     return qos_state(lab)
-
-
-def fabric(state_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FABRIC_")}
-    env["FABRIC_STATE_DIR"] = str(state_dir)
-    return subprocess.run([sys.executable, "-m", "fabric", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
 
 
 def api_call(lab: LabInfo, path: str, command: str, args: dict[str, str]) -> Any:
@@ -104,7 +87,7 @@ def judged(lab: LabInfo, state_dir: Path) -> list[CheckResult]:
     """qos.consistent on facts collected from the lab (`fabric facts`); the switch's QoS is
     read through its API where the facts do not carry it yet."""
     path = state_dir / "facts.json"
-    r = fabric(state_dir, "facts", "--lab", LAB, "--json", str(path))
+    r = fabric("facts", "--lab", LAB, "--json", str(path), state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     facts: Facts = facts_from_json(path.read_text())
     if facts.switch is not None and facts.switch.qos is None:
@@ -118,7 +101,7 @@ def judged(lab: LabInfo, state_dir: Path) -> list[CheckResult]:
 
 def test_dry_run_lists_switch_qos_and_host_changes(lab: LabInfo, state_dir: Path,
                                                   fresh: dict[str, Any]) -> None:
-    r = fabric(state_dir, "push", "--lab", LAB)
+    r = fabric("push", "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     q = "/interface/ethernet/switch/qos"
     for line in (f"{q}/profile add name=roce dscp=26 traffic-class=3",
@@ -137,12 +120,13 @@ def test_dry_run_lists_switch_qos_and_host_changes(lab: LabInfo, state_dir: Path
 
 
 def test_apply_makes_both_ends_agree(lab: LabInfo, state_dir: Path) -> None:
-    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert "applied 95 changes" in r.stderr and "verified" in r.stderr
     results = judged(lab, state_dir)
     assert [x.status for x in results] == ["pass"] * 9, [x.message for x in results]
-    v = fabric(state_dir, "validate", "--lab", LAB, "--json", str(state_dir / "report.json"))
+    v = fabric("validate", "--lab", LAB, "--json", str(state_dir / "report.json"),
+               state_dir=state_dir)
     report = json.loads((state_dir / "report.json").read_text())
     others = [x for x in report["results"] if x["check"] != "qos.consistent"
               and x["status"] in ("fail", "error")]
@@ -157,7 +141,7 @@ def test_apply_makes_both_ends_agree(lab: LabInfo, state_dir: Path) -> None:
 
 def test_second_apply_changes_nothing(lab: LabInfo, state_dir: Path) -> None:
     before = qos_state(lab)
-    r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+    r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert "0 changes" in r.stderr and "RUN_ID" not in r.stdout
     assert qos_state(lab) == before
@@ -174,7 +158,7 @@ def test_a_lane_flipped_underneath_fails_naming_lane_and_twins(lab: LabInfo,
         assert "crs804 qsfp56-dd-3-1 (trust-l3 ignore" in x.message
         assert "disagree on DSCP trust" in x.message
     assert {t for t in TWINS for x in failing if f"spark03 {t}" in x.message} == set(TWINS)
-    r = fabric(state_dir, "push", "--lab", LAB, "--apply")  # push puts the lane back
+    r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)  # push puts the lane back
     assert r.returncode == 0 and "applied 1 changes" in r.stderr, r.stderr
     assert {x.status for x in judged(lab, state_dir)} == {"pass"}
 
@@ -196,10 +180,10 @@ def test_rollback_removes_every_qos_change(lab: LabInfo, state_dir: Path,
     runs = sorted((state_dir / "runs").iterdir())
     first = next(p for p in runs
                  if json.loads((p / "manifest.json").read_text())["status"] == "applied")
-    r = fabric(state_dir, "push", "rollback", first.name, "--lab", LAB)
+    r = fabric("push", "rollback", first.name, "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert qos_state(lab) == fresh
-    assert "dry run: 95 changes" in fabric(state_dir, "push", "--lab", LAB).stderr
+    assert "dry run: 95 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
 
 
 def test_a_switch_below_7_15_is_refused_with_the_reason(lab: LabInfo, state_dir: Path,
@@ -207,7 +191,7 @@ def test_a_switch_below_7_15_is_refused_with_the_reason(lab: LabInfo, state_dir:
     with switch_state(lab).edit() as state:
         version, state.version = state.version, "7.12.1 (stable)"
     try:
-        r = fabric(state_dir, "push", "--lab", LAB, "--apply")
+        r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
         assert r.returncode == 3, r.stderr
         assert ("qos: lossless needs RouterOS 7.15 or newer on crs804 (the QoS, PFC and ECN "
                 "menus of its switch chip; 7.17 recommended) and it reports 7.12.1 (stable)"

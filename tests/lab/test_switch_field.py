@@ -14,11 +14,10 @@ import pytest
 import routeros_api
 from netmiko import ConnectHandler
 
-from fabric.lab import builder
 from fabric.lab.registry import LabInfo
 from fabric.lab.routeros.platform import LANE_NAMES
 from fabric.lab.routeros.state import PREPARED, State, new_state
-from tests.lab.conftest import build, eventually, in_host, ip_links
+from tests.lab.conftest import Labs, eventually, in_host, ip_links
 
 pytestmark = pytest.mark.lab
 
@@ -31,12 +30,10 @@ TWINS = ("enp1s0f0np0", "enP2p1s0f0np0")  # p0 of a star Spark
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[LabInfo]:
-    info = build("star4", LAB, link_training_s=TRAINING_S)  # factory: the builder's default
-    try:
+def lab(labs: Labs) -> Iterator[LabInfo]:
+    # factory: the builder's default
+    with labs.private("star4", LAB, link_training_s=TRAINING_S) as info:
         yield info
-    finally:
-        builder.down(LAB)
 
 
 @pytest.fixture

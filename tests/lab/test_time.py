@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fabric.lab import builder
 from fabric.lab.registry import LabInfo
-from tests.lab.conftest import in_host
+from tests.lab.conftest import build, in_host, validate
 
 pytestmark = pytest.mark.lab
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_time_offset_is_judged_for_real_and_passes(star4: LabInfo, tmp_path: Path) -> None:
-    out = tmp_path / "report.json"
-    r = subprocess.run([sys.executable, "-m", "fabric", "validate", "--lab", star4.name,
-                        "--only", "time", "--json", str(out)], cwd=REPO, capture_output=True,
-                       text=True, timeout=120, check=False)
-    assert r.returncode == 0, r.stderr
-    results = json.loads(out.read_text())["results"]
+    code, report, err = validate(star4.name, tmp_path, "--only", "time")
+    assert code == 0, err
+    results = report["results"]
     assert {(x["host"], x["status"]) for x in results} == {
         (f"spark0{n}", "pass") for n in range(1, 5)}
     assert all("(chrony)" in x["message"] for x in results)
@@ -41,8 +36,7 @@ def test_the_time_server_and_the_saved_report_go_with_the_lab(
 
     monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path))
     name = "t-time-gone"
-    builder.down(name)
-    info = builder.up("ring4", name, switch_prepared=True)
+    info = build("ring4", name, switch_prepared=True)
     ntp = json.loads((info.dir / "lab.json").read_text())["timeserver"]
     report = tmp_path / "labs" / name / REPORT_NAME
     report.parent.mkdir(parents=True)
@@ -62,16 +56,13 @@ def test_time_fault_fails_that_spark_only_and_heals(star4: LabInfo, tmp_path: Pa
     fails for it alone; heal points it back and it passes again."""
     from fabric.lab import faults
 
-    def validate() -> tuple[int, list[dict[str, str]]]:
-        out = tmp_path / "r.json"
-        r = subprocess.run([sys.executable, "-m", "fabric", "validate", "--lab", star4.name,
-                            "--only", "time", "--json", str(out)], cwd=REPO,
-                           capture_output=True, text=True, timeout=120, check=False)
-        return r.returncode, json.loads(out.read_text())["results"]
+    def validate_time() -> tuple[int, list[dict[str, str]]]:
+        code, report, _ = validate(star4.name, tmp_path, "--only", "time")
+        return code, report["results"]
 
     faults.inject(star4.name, "time", "spark02")
     try:
-        code, results = validate()
+        code, results = validate_time()
         assert code == 1
         failed = {x["host"] for x in results if x["status"] == "fail"}
         assert failed == {"spark02"}
@@ -79,5 +70,5 @@ def test_time_fault_fails_that_spark_only_and_heals(star4: LabInfo, tmp_path: Pa
                                           if x["host"] == "spark02")
     finally:
         faults.heal(star4.name)
-    code, results = validate()
+    code, results = validate_time()
     assert code == 0 and all(x["status"] == "pass" for x in results)

@@ -5,69 +5,30 @@ table, star4 and ring4), `--hosts` narrows the run, and nccl skips where nccl-te
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fabric.lab import builder, registry
+from fabric.lab import registry
+from fabric.lab.registry import LabInfo
+from tests.lab.conftest import RING_LINK, STAR_LINK, Inject, failing, validate
 
 pytestmark = pytest.mark.lab
 
 #: Every family but bw: faults that do not touch throughput skip the bandwidth rounds.
 NO_BW = "link,mtu,addr,route,gid,cabling,version,time,forward,switch,qos,nccl"
-STAR_LINK = {h: f"{h}:p0--crs804:qsfp56-dd-{h[-1]}-1" for h in
-             ("spark01", "spark02", "spark03", "spark04")}
-RING_LINK = {1: "spark01:p0--spark02:p1", 2: "spark02:p0--spark03:p1",
-             3: "spark03:p0--spark04:p1", 4: "spark04:p0--spark01:p1"}
-
-
-def fabric(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "fabric", *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
-
-
-def configure(lab: str) -> None:
-    """Configure the lab from its intent with `fabric push --apply`, the supported way (a push
-    regression fails here, never papered over)."""
-    proc = fabric("push", "--lab", lab, "--apply")
-    assert proc.returncode == 0, f"fabric push --lab {lab} --apply: {proc.stderr[-3000:]}"
-
-
-def _lab(topology: str, name: str) -> Iterator[str]:
-    builder.down(name)
-    try:
-        builder.up(topology, name, switch_prepared=True)
-        configure(name)
-        yield name
-    finally:
-        builder.down(name)
 
 
 @pytest.fixture(scope="module")
-def star_lab() -> Iterator[str]:
-    yield from _lab("star4", "t-val-star4")
+def star_lab(star4_pushed: LabInfo) -> str:
+    return star4_pushed.name
 
 
 @pytest.fixture(scope="module")
-def ring_lab() -> Iterator[str]:
-    yield from _lab("ring4", "t-val-ring4")
-
-
-def validate(lab: str, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
-    out = tmp_path / "report.json"
-    out.unlink(missing_ok=True)
-    proc = fabric("validate", "--lab", lab, "--json", str(out), *extra)
-    report = json.loads(out.read_text()) if out.exists() else {}
-    return proc.returncode, report, proc.stderr
-
-
-def failing(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in report.get("results", []) if r["status"] in ("fail", "error")]
+def ring_lab(ring4_pushed: LabInfo) -> str:
+    return ring4_pushed.name
 
 
 def names(result: dict[str, Any]) -> str:
@@ -78,22 +39,6 @@ def assert_healthy(code: int, report: dict[str, Any], err: str) -> None:
     """Exit 0 with no failure, error or warning (a healthy lab warns about nothing)."""
     bad = failing(report) + [r for r in report["results"] if r["status"] == "warn"]
     assert code == 0 and not bad, f"exit {code}: {json.dumps(bad, indent=1)}\n{err[-3000:]}"
-
-
-@pytest.fixture
-def faulty(request: pytest.FixtureRequest) -> Iterator[list[str]]:
-    """Labs faulted by the test; healed afterwards whatever happens."""
-    labs: list[str] = []
-    yield labs
-    for lab in labs:
-        proc = fabric("lab", "heal", "--name", lab)
-        assert proc.returncode == 0, proc.stderr
-
-
-def inject(faulty: list[str], lab: str, kind: str, target: str) -> None:
-    proc = fabric("lab", "fault", kind, target, "--name", lab)
-    assert proc.returncode == 0, proc.stderr
-    faulty.append(lab)
 
 
 def assert_localised(code: int, report: dict[str, Any], err: str, blame: set[str],
@@ -111,8 +56,38 @@ def assert_localised(code: int, report: dict[str, Any], err: str, blame: set[str
 # --- healthy -----------------------------------------------------------------------------
 
 
-def test_star_healthy_passes_and_skips_rdma(star_lab: str, tmp_path: Path) -> None:
-    code, report, err = validate(star_lab, tmp_path)
+def sshd_logins(lab: str) -> dict[str, int]:
+    """Accepted SSH logins so far per Spark, from the lab sshd logs."""
+    info = registry.load_lab(lab)
+    return {h: (info.dir / "logs" / f"{h}.sshd.log").read_text(errors="replace")
+            .count("Accepted publickey") for h, v in info.hosts.items() if v.role == "spark"}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One full `fabric validate` of the healthy star lab, and the SSH logins it made."""
+
+    code: int
+    report: dict[str, Any]
+    err: str
+    logins: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def healthy_runs(star_lab: str, tmp_path_factory: pytest.TempPathFactory) -> list[Run]:
+    """Five full validations of the healthy star lab, in a row (each test below judges them
+    from its side: the first's report, every run's logins, every run's verdict)."""
+    runs = []
+    for n in range(5):
+        before = sshd_logins(star_lab)
+        code, report, err = validate(star_lab, tmp_path_factory.mktemp(f"healthy{n}"))
+        after = sshd_logins(star_lab)
+        runs.append(Run(code, report, err, {h: after[h] - before[h] for h in after}))
+    return runs
+
+
+def test_star_healthy_passes_and_skips_rdma(healthy_runs: list[Run]) -> None:
+    code, report, err = healthy_runs[0].code, healthy_runs[0].report, healthy_runs[0].err
     assert_healthy(code, report, err)
     skips = [r for r in report["results"] if r["status"] == "skip"]
     assert all(r["message"] for r in skips)
@@ -123,24 +98,17 @@ def test_star_healthy_passes_and_skips_rdma(star_lab: str, tmp_path: Path) -> No
         "mtu.path", "bw.link"}
 
 
-def sshd_logins(lab: str) -> dict[str, int]:
-    """Accepted SSH logins so far per Spark, from the lab sshd logs."""
-    info = registry.load_lab(lab)
-    return {h: (info.dir / "logs" / f"{h}.sshd.log").read_text(errors="replace")
-            .count("Accepted publickey") for h, v in info.hosts.items() if v.role == "spark"}
+def test_one_ssh_session_per_spark_serves_facts_and_probes(healthy_runs: list[Run]) -> None:
+    """Facts, ping matrix and bandwidth rounds: one login per Spark in every run."""
+    for run in healthy_runs:
+        assert_healthy(run.code, run.report, run.err)
+        assert run.logins == dict.fromkeys(run.logins, 1)
 
 
-def test_one_ssh_session_per_spark_serves_facts_and_probes(star_lab: str,
-                                                           tmp_path: Path) -> None:
-    before = sshd_logins(star_lab)
-    assert_healthy(*validate(star_lab, tmp_path))  # facts, ping matrix and bandwidth rounds
-    after = sshd_logins(star_lab)
-    assert {h: after[h] - before[h] for h in after} == dict.fromkeys(after, 1)
-
-
-def test_star_five_runs_no_false_failure(star_lab: str, tmp_path: Path) -> None:
-    for _ in range(5):
-        assert_healthy(*validate(star_lab, tmp_path))
+def test_star_five_runs_no_false_failure(healthy_runs: list[Run]) -> None:
+    assert len(healthy_runs) == 5
+    for run in healthy_runs:
+        assert_healthy(run.code, run.report, run.err)
 
 
 def test_ring_healthy_passes(ring_lab: str, tmp_path: Path) -> None:
@@ -198,9 +166,9 @@ FAULTS = [
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
-                                 tmp_path: Path, faulty: list[str]) -> None:
+                                 tmp_path: Path, inject: Inject) -> None:
     lab: str = request.getfixturevalue(f"{fault.lab}_lab")
-    inject(faulty, lab, fault.kind, fault.target)
+    inject(lab, fault.kind, fault.target)
     code, report, err = validate(lab, tmp_path, *(("--only", fault.only) if fault.only else ()))
     assert_localised(code, report, err, blame=set(fault.blame), must=fault.must,
                      exit_code=3 if fault.unreachable else 1)
@@ -213,9 +181,9 @@ def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
 # --- --hosts and nccl ------------------------------------------------------------------------
 
 
-def test_star_hosts_scope(star_lab: str, tmp_path: Path, faulty: list[str]) -> None:
+def test_star_hosts_scope(star_lab: str, tmp_path: Path, inject: Inject) -> None:
     """A fault outside --hosts is not seen; inside, it fails; only in-scope results appear."""
-    inject(faulty, star_lab, "link-down", "spark03:p0")
+    inject(star_lab, "link-down", "spark03:p0")
     pair = {"spark01", "spark02"}
     code, report, err = validate(star_lab, tmp_path, "--hosts", ",".join(sorted(pair)),
                                  "--only", "link,mtu,addr,cabling,switch,bw")

@@ -33,8 +33,15 @@ class Emulator:
         return int(self.server.server_address[1])
 
 
+#: How long a switch read here polls for LLDP neighbours (2 s in the field): the emulator's
+#: fake kernel hears one neighbour and never any on the other cabled lanes, so every read of
+#: the switch would wait the whole bound for nothing.
+EMULATOR_LLDP_WAIT_S = 0.5
+
+
 @pytest.fixture
-def emulator(tmp_path: Path) -> Iterator[Emulator]:
+def emulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    monkeypatch.setattr("fabric.collect.switch_facts.LLDP_WAIT_S", EMULATOR_LLDP_WAIT_S)
     state = tmp_path / "crs804.json"
     write_initial_state(state, "crs804", LANES, USER, PASSWORD)
     backend = FakeBackend(dict.fromkeys(LANES, 1500))
