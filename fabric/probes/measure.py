@@ -20,7 +20,7 @@ from fabric.parsers.jsonread import load_json
 from fabric.probes.schedule import BandwidthTest, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import SLACK_S, Reading, read_iperf3
-from fabric.remote.batch import JobOutput, batch_script, split_batch
+from fabric.remote.batch import JobOutput, exec_batch
 from fabric.remote.exec import exec_script
 
 SERVER_START_TIMEOUT_S = 30.0
@@ -141,9 +141,8 @@ def read_clients(client: Any, ready: Sequence[tuple[Leg, int]], commands: Sequen
     """Run the client `commands` (one per ready leg) at once in one batch; reading per twin."""
     if not commands:
         return {}
-    _, out = exec_script(client, batch_script(commands), timeout_s)
-    return {leg.twin: read(job)
-            for (leg, _), job in zip(ready, split_batch(out, len(commands)), strict=True)}
+    outputs = exec_batch(client, commands, timeout_s)
+    return {leg.twin: read(job) for (leg, _), job in zip(ready, outputs, strict=True)}
 
 
 def server_key(test: BandwidthTest, leg: Leg) -> str:

@@ -9,7 +9,7 @@ from nornir.core.task import Result, Task
 
 from fabric.facts import NcclFact
 from fabric.probes.nccl import RUN_TIMEOUT_S, NcclJob, detect_script, nccl_fact, parse_detected
-from fabric.remote.batch import batch_script, split_batch
+from fabric.remote.batch import exec_batch
 from fabric.remote.exec import exec_script
 
 DETECT_TIMEOUT_S = 30.0
@@ -32,8 +32,7 @@ def run_nccl_tests(task: Task, jobs: Sequence[NcclJob]) -> Result:
     if not mine or task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
     conn = task.host.get_connection("netmiko", task.nornir.config)
-    script = batch_script([j.command for j in mine], parallel=False)
-    _, out = exec_script(conn, script, len(mine) * (RUN_TIMEOUT_S + 30))
-    facts: list[NcclFact] = [nccl_fact(j, o) for j, o in
-                             zip(mine, split_batch(out, len(mine)), strict=True)]
+    outputs = exec_batch(conn, [j.command for j in mine], len(mine) * (RUN_TIMEOUT_S + 30),
+                         parallel=False)
+    facts: list[NcclFact] = [nccl_fact(j, o) for j, o in zip(mine, outputs, strict=True)]
     return Result(host=task.host, result=facts, changed=False)

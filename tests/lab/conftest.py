@@ -342,3 +342,9 @@ def netmiko_linux(info: LabInfo, host: str, known_hosts: Path | None = None) -> 
                           system_host_keys=False, alt_host_keys=True,
                           alt_key_file=str(known_hosts or info.known_hosts), allow_agent=False,
                           conn_timeout=10)
+
+
+@pytest.fixture(scope="module")
+def state_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A state directory (reports, push backups) of the test module's own."""
+    return tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1] + "-state")

@@ -38,11 +38,6 @@ def lab(labs: Labs) -> Iterator[LabInfo]:
 
 
 @pytest.fixture(scope="module")
-def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("push-state")
-
-
-@pytest.fixture(scope="module")
 def fresh(lab: LabInfo) -> dict[str, Any]:
     """The lab as built, before any push: the state every rollback must give back.
 

@@ -26,11 +26,6 @@ CX7_TEXT = ("network:\n  version: 2\n  ethernets:\n    enp1s0f0np0:\n      addre
 
 
 @pytest.fixture(scope="module")
-def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("field-state")
-
-
-@pytest.fixture(scope="module")
 def factory_lab(labs: Labs) -> Iterator[LabInfo]:
     with labs.private("star4", FACTORY, link_training_s=1.0) as info:
         yield info

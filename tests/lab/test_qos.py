@@ -40,11 +40,6 @@ def lab(labs: Labs) -> Iterator[LabInfo]:
 
 
 @pytest.fixture(scope="module")
-def state_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("qos-state")
-
-
-@pytest.fixture(scope="module")
 def fresh(lab: LabInfo) -> dict[str, Any]:
     return qos_state(lab)
 

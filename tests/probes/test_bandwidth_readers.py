@@ -24,6 +24,7 @@ from fabric.probes.measure import (
 from fabric.probes.run_bandwidth_pair import _perftest
 from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.probes.tools import Reading, perftest_client, read_iperf3, read_perftest
+from fabric.remote import batch
 from fabric.remote.batch import MARK, JobOutput
 from tests.conftest import REPO
 from tests.probes.conftest import OUTPUTS
@@ -183,7 +184,7 @@ def test_rdma_runs_one_ib_write_bw_each_way_at_once(intents: dict[str, Intent],
     spark = (REPO / "tests/parsers/linux/ib_write_bw/dgx_spark_trimmed_mtu4096.raw").read_text()
     calls: list[tuple[str, str]] = []
 
-    def fake_exec(conn: str, script: str, timeout: float) -> tuple[int, str]:
+    def fake_exec(conn: str, script: str, timeout: float, login: bool = False) -> tuple[int, str]:
         calls.append((conn, script))
         keys = re.findall(r'echo "@@port (\S+) \$s\d+"', script)
         if keys:  # a server start: every server listens
@@ -193,6 +194,7 @@ def test_rdma_runs_one_ib_write_bw_each_way_at_once(intents: dict[str, Intent],
                           for i in range(jobs))
 
     monkeypatch.setattr(measure, "exec_script", fake_exec)
+    monkeypatch.setattr(batch, "exec_script", fake_exec)  # the clients' batch
     there, back = measure.run_duplex_phase(
         "client", "server", test, _perftest(gids, 10.0, False), _perftest(gids, 10.0, True),
         test.legs, 10.0, 5301)

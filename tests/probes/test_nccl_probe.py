@@ -24,6 +24,7 @@ from fabric.probes.nccl import (
     parse_detected,
     with_missing,
 )
+from fabric.remote import batch
 from fabric.remote.batch import MARK, JobOutput
 from tests.validators import builder
 
@@ -89,11 +90,13 @@ def _batched(*texts: str, codes: tuple[int, ...] = ()) -> str:
 def _run_task(monkeypatch: pytest.MonkeyPatch, jobs: list[NcclJob], output: str) -> Any:
     seen: list[str] = []
 
-    def fake_exec(conn: object, script: str, timeout: float) -> tuple[int, str]:
+    def fake_exec(conn: object, script: str, timeout: float,
+                  login: bool = False) -> tuple[int, str]:
         seen.append(script)
         return 0, output
 
     monkeypatch.setattr(task_module, "exec_script", fake_exec)
+    monkeypatch.setattr(batch, "exec_script", fake_exec)  # the tests' batch
     host = SimpleNamespace(name=jobs[0].hosts[0], get_connection=lambda *a: object())
     task = SimpleNamespace(host=host, nornir=SimpleNamespace(config=None),
                            is_dry_run=lambda: False)
