@@ -86,10 +86,26 @@ def _server(key: str, listen: bool) -> Server:
     return Server(key, f'{sys.executable} -c "{code}" {{port}}', 5)
 
 
+HOLD_A_LOW_PORT = """
+import socket, time
+s = socket.socket()
+for port in range(20000, 30000, 10):
+    try:
+        s.bind(("127.0.0.1", port))
+        break
+    except OSError:
+        continue
+s.listen()
+print(s.getsockname()[1], flush=True)
+time.sleep(30)
+"""
+
+
 def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for() -> None:
-    holder = subprocess.Popen([sys.executable, "-c", "import socket, time; s = socket.socket(); "
-                               "s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname()[1], "
-                               "flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    # Below the kernel's ephemeral range (32768 up), so no other test's outgoing connection
+    # holds one of the ports the servers move on to (the suite runs tests side by side).
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
+                              text=True)
     try:
         assert holder.stdout is not None
         taken = int(holder.stdout.readline())
