@@ -109,7 +109,7 @@ class Scope:
 def host_scope(intent: Intent, hosts: Iterable[str]) -> Scope:
     """The scope of `--hosts`; InputError (exit 2) naming every host the topology lacks."""
     wanted = frozenset(hosts)
-    known = {h for h in intent.graph.nodes if intent.hosts[h].role in ROLES}
+    known = {h for h in intent.cabled if intent.hosts[h].role in ROLES}
     unknown = sorted(wanted - known)
     if unknown:
         raise InputError(f"--hosts: not in topology {intent.name}: {', '.join(unknown)} "
@@ -155,10 +155,10 @@ def run_validation(target: Target, only: set[str] | None = None,
                         duration_s=duration_s, rate=rate,
                         hosts=None if scope is None else scope.hosts, counters=counters)
     intent = target.intent
-    sparks = [h for h in (wanted or intent.graph.nodes) if intent.hosts[h].role == "spark"]
+    sparks = [h for h in (wanted or intent.cabled) if intent.hosts[h].role == "spark"]
     early = EarlyProbes(intent, opts, sorted(sparks))
     # One Nornir, so one SSH session per Spark serves the facts and every probe of the run.
-    nr = exec_only(make_nornir(target, wanted, workers=max(8, intent.graph.number_of_nodes())))
+    nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
     try:
         facts, gathered = gather_facts(
             target, hosts=wanted, progress=progress, nornir=nr,

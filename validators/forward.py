@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import itertools
 
-import networkx as nx
-
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from validators.judge import Out, spark_hosts
@@ -17,7 +15,7 @@ def _needs_forwarding(intent: Intent) -> bool:
     if intent.switch is not None:
         return False
     sparks = spark_hosts(intent)
-    graph: nx.MultiGraph = intent.graph
+    graph = intent.graph
     return any(not graph.has_edge(a, b) for a, b in itertools.combinations(sparks, 2))
 
 

@@ -208,7 +208,7 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     """`collect_facts`, plus each answering host's `Gathered` when `beside` is given
     (`on_opened("connect, …")` when its first stage is done everywhere)."""
     intent = target.intent
-    known = [h for h in intent.graph.nodes if intent.hosts[h].role in ROLES]
+    known = [h for h in intent.cabled if intent.hosts[h].role in ROLES]
     if hosts is not None:
         unknown = sorted(set(hosts) - set(known))
         if unknown:

@@ -153,7 +153,7 @@ def _legend(intent: Intent, by_status: bool, pos: str | None) -> str:
                        for s in ("pass", "warn", "fail", "error", "skip"))
         head = "result"
     else:
-        used = sorted({h.ups for h in intent.hosts.values() if h.ups and h.name in intent.graph})
+        used = sorted({h.ups for h in intent.hosts.values() if h.ups and h.name in intent.cabled})
         rows = "".join(f'<TR><TD BGCOLOR="{UPS_COLOURS.get(u, "#f0f0f0")}">{u}</TD></TR>'
                        for u in used)
         head = "power group"

@@ -5,12 +5,11 @@ All problems are collected before failing, so one run of `fabric topo check` lis
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import networkx as nx
 
 from fabric.errors import InputError, InputProblem
 from fabric.intent import addressing
@@ -74,23 +73,21 @@ def _build(ctx: _Ctx) -> Intent | None:
     if ctx.problems:
         return None
     switch = _switch_plan(ctx, model, links) if model else None
-    used = {e.host for link in links for e in link.ends()}
-    graph = nx.MultiGraph(name=spec.name)
-    for name in sorted(used):
-        h = ctx.inv.hosts[name]
-        graph.add_node(name, role=h.role, ups=h.ups, status=h.status, node_id=h.node_id)
-    for link in links:
-        graph.add_edge(link.a.host, link.b.host, key=link.id, link=link,
-                       ports={link.a.host: link.a.port, link.b.host: link.b.port}
-                       if link.a.host != link.b.host else {})
-    kind = "star" if model else ("ring" if _is_ring(graph) else "mesh")
-    return Intent(name=spec.name, description=spec.description, topology_file=ctx.doc.file,
-                  mtu=spec.mtu, profile=get_profile(spec.profile), kind=kind,
-                  hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch, graph=graph,
-                  qos=spec.qos)
+    intent = Intent(name=spec.name, description=spec.description, topology_file=ctx.doc.file,
+                    mtu=spec.mtu, profile=get_profile(spec.profile), kind="star",
+                    hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch,
+                    qos=spec.qos)
+    if model is None:
+        intent = dataclasses.replace(intent, kind="ring" if _is_ring(intent) else "mesh")
+    return intent
 
 
-def _is_ring(graph: nx.MultiGraph) -> bool:
+def _is_ring(intent: Intent) -> bool:
+    """Three or more hosts, each with two cables, all connected (networkx: a switchless
+    topology is the only one that needs the graph here)."""
+    import networkx as nx
+
+    graph = intent.graph
     return (graph.number_of_nodes() >= 3 and all(d == 2 for _, d in graph.degree())
             and nx.is_connected(graph))
 

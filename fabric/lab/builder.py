@@ -113,7 +113,7 @@ def _labs_lock() -> Iterator[None]:
 
 
 def lab_hosts(lab: str, intent: Intent, slot: int) -> dict[str, LabHost]:
-    used = sorted(intent.graph.nodes)
+    used = list(intent.cabled)
     others = 0
     out: dict[str, LabHost] = {}
     for name in used:

@@ -8,8 +8,6 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import networkx as nx
-
 from fabric.errors import InputError
 from fabric.intent.model import Intent
 from fabric.intent.platforms import roce_qos
@@ -56,6 +54,8 @@ def rank_order(intent: Intent, entry: str) -> list[str]:
         raise InputError(f"entry node {entry!r} is not a Spark of {intent.name}: "
                          f"{', '.join(sparks)}")
     if intent.kind == "ring":
+        import networkx as nx
+
         g = nx.Graph(intent.graph)
         order = [entry]
         prev = None

@@ -9,6 +9,11 @@ after `FIRST_WAIT_S`). Only a probe that got no reply is tried again, at once, o
 time, up to `RETRIES` more (each waiting `WAIT_S`, so a lost probe has been judged on three
 packets: a single transient loss must never fail a path); a healthy matrix waits for
 nothing. PingFact.sent and .received count every packet of every try.
+
+The small probe of a pair only tells a black hole from a dead path, which matters only where
+the jumbo was lost: it is sent when its pair's first jumbo echo got no reply (beside the
+jumbo's retries), and a pair whose jumbo got through has no small PingFact. A healthy
+matrix is one jumbo echo per pair and direction.
 """
 
 from __future__ import annotations
@@ -102,22 +107,51 @@ def probes_by_host(probes: Iterable[PingProbe]) -> dict[str, list[PingProbe]]:
     return dict(out)
 
 
+def leads(probes: Sequence[PingProbe]) -> list[int | None]:
+    """For each probe, the index of the probe it waits on: None for the largest probe of its
+    pair (same source twin and destination address), else that largest probe's index (a
+    smaller probe is sent only when it was lost)."""
+    def pair(p: PingProbe) -> tuple[str, str, str, str]:
+        return p.src_host, p.src_netdev, p.dst_host, p.dst_addr
+
+    largest: dict[tuple[str, str, str, str], int] = {}
+    for i, p in enumerate(probes):
+        j = largest.get(pair(p))
+        if j is None or p.payload > probes[j].payload:
+            largest[pair(p)] = i
+    return [None if largest[pair(p)] == i else largest[pair(p)] for i, p in enumerate(probes)]
+
+
 def burst_script(probes: Sequence[PingProbe]) -> str:
-    """One host's probes as ONE script: every first echo at once, then, at once, the retries
-    of each probe whose echo failed; each probe's output delimited as `batch_script` does (so
-    `split_batch` reads it). One process per echo: no subshell per probe."""
+    """One host's probes as ONE script: every pair's first jumbo echo at once; then, at
+    once, the retries of each jumbo whose echo failed and that pair's small probe (its own
+    first echo and retries); each probe's output delimited as `batch_script` does (so
+    `split_batch` reads it; a small probe that was not needed prints nothing). One process
+    per echo: no subshell per probe."""
+    lead = leads(probes)
     lines = ['d=$(mktemp -d "${TMPDIR:-/tmp}/fabric-ping.XXXXXX") || exit 99']
     for i, p in enumerate(probes):
-        lines.append(f'{begin_marker(i)} >"$d/{i}"; '
-                     f'{p.ping(FIRST_WAIT_S)} >>"$d/{i}" 2>&1 </dev/null & p{i}=$!')
+        if lead[i] is None:
+            lines.append(f'{begin_marker(i)} >"$d/{i}"; '
+                         f'{p.ping(FIRST_WAIT_S)} >>"$d/{i}" 2>&1 </dev/null & p{i}=$!')
     for i in range(len(probes)):
-        lines.append(f"wait $p{i}; r{i}=$?")
+        if lead[i] is None:
+            lines.append(f"wait $p{i}; r{i}=$?")
     for i, p in enumerate(probes):
-        lines.append(f'q{i}=; if [ $r{i} != 0 ]; then {{ {p.retries()}; }} >>"$d/{i}" 2>&1 '
-                     f'</dev/null & q{i}=$!; fi')
+        if lead[i] is None:
+            lines.append(f'q{i}=; if [ $r{i} != 0 ]; then {{ {p.retries()}; }} >>"$d/{i}" '
+                         f'2>&1 </dev/null & q{i}=$!; fi')
+        else:
+            lines.append(f'q{i}=; if [ $r{lead[i]} != 0 ]; then {begin_marker(i)} >"$d/{i}"; '
+                         f'{{ {p.ping(FIRST_WAIT_S)} || {p.retries()}; }} >>"$d/{i}" 2>&1 '
+                         f'</dev/null & q{i}=$!; fi')
     for i in range(len(probes)):
-        lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; }}; '
-                     f'{end_marker(i, f"$r{i}")} >>"$d/{i}"')
+        if lead[i] is None:
+            lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; }}; '
+                         f'{end_marker(i, f"$r{i}")} >>"$d/{i}"')
+        else:
+            lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; '
+                         f'{end_marker(i, f"$r{i}")} >>"$d/{i}"; }}')
     if probes:
         lines.append('cat "$d"/*')
     lines.append('rm -rf "$d"')
@@ -125,9 +159,13 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
 
 
 def read_burst(probes: Sequence[PingProbe], output: str) -> list[PingFact]:
-    """The PingFacts of a `burst_script` run, one per probe in order."""
-    return [ping_fact(p, job.text, job.exit_code)
-            for p, job in zip(probes, split_batch(output, len(probes)), strict=True)]
+    """The PingFacts of a `burst_script` run in probe order: one per probe, except a small
+    probe left out because its pair's jumbo got through."""
+    facts = [ping_fact(p, job.text, job.exit_code)
+             for p, job in zip(probes, split_batch(output, len(probes)), strict=True)]
+    lead = leads(probes)
+    return [f for f, i in zip(facts, lead, strict=True)
+            if i is None or facts[i].received == 0]
 
 
 def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:

@@ -56,7 +56,7 @@ class PushOutcome:
 def scope(target: Target, hosts: list[str] | None) -> list[str]:
     """The hosts to push to: the topology's Sparks and switch, or `--hosts` (checked)."""
     intent = target.intent
-    known = sorted(h for h in intent.graph.nodes if intent.hosts[h].role in ("spark", "switch"))
+    known = sorted(h for h in intent.cabled if intent.hosts[h].role in ("spark", "switch"))
     if hosts is None:
         return known
     unknown = sorted(set(hosts) - set(known))

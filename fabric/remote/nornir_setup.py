@@ -53,7 +53,7 @@ def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8
             "defaults_file": str(inv / "defaults.yaml")}},
         logging={"enabled": False},
     )
-    wanted = set(hosts) if hosts is not None else set(target.intent.graph.nodes)
+    wanted = set(hosts) if hosts is not None else set(target.intent.cabled)
     nr = nr.filter(filter_func=lambda h: h.name in wanted)
     c = target.credentials
     for host in nr.inventory.hosts.values():

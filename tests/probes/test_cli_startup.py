@@ -52,3 +52,28 @@ def test_push_option_defaults_are_the_push_constants() -> None:
     start; they must stay the push code's own."""
     assert push_cli.DEFAULT_WORKERS == fabric.push.runner.DEFAULT_WORKERS
     assert push_cli.LINK_WAIT_S == fabric.push.verify.LINK_WAIT_S
+
+
+def test_validating_a_star_builds_no_graph() -> None:
+    """A star's intent and everything `fabric validate` imports leave networkx out (the graph
+    is built on first use); a ring's kind needs it, and the graph is still there to use."""
+    star = _modules("import fabric.validate, fabric.report, fabric.report.html\n"
+                    "from fabric.intent.build import load_intent\n"
+                    "i = load_intent('star8')\n"
+                    "assert i.kind == 'star' and len(i.cabled) == 9")
+    assert "fabric.validate" in star and "networkx" not in star
+    ring = _modules("from fabric.intent.build import load_intent\n"
+                    "i = load_intent('ring4')\n"
+                    "assert i.kind == 'ring' and sorted(i.graph.nodes) == list(i.cabled)\n"
+                    "assert i.graph.number_of_edges() == len(i.links)")
+    assert "networkx" in ring
+
+
+def test_the_cli_defers_invoke_until_it_is_used() -> None:
+    """paramiko's `import invoke` binds a lazy module: invoke's code has not run after the
+    SSH stack is imported, and runs on first use."""
+    loaded = _modules("from fabric.cli import defer_imports\ndefer_imports()\n"
+                      "import netmiko, paramiko.config\n"
+                      "assert 'invoke.tasks' not in sys.modules\n"
+                      "assert callable(paramiko.config.invoke.run)\n")
+    assert "invoke.tasks" in loaded

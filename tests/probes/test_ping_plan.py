@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 from fabric.intent.model import Intent
 from fabric.probes.ping import (
@@ -10,9 +13,12 @@ from fabric.probes.ping import (
     RETRIES,
     RETRY_MARK,
     WAIT_S,
+    PingProbe,
     burst_script,
+    leads,
     ping_probes,
     probes_by_host,
+    read_burst,
 )
 
 
@@ -58,17 +64,60 @@ def test_sizes_are_jumbo_and_small(intents: dict[str, Intent]) -> None:
 
 def test_burst_sends_one_echo_each_and_retries_only_failures(
         intents: dict[str, Intent]) -> None:
-    """Every first echo starts at once (backgrounded, no subshell per probe); a probe's
-    retries start only when its own first echo failed; nothing sleeps."""
+    """Every pair's first jumbo echo starts at once (backgrounded, no subshell per probe); a
+    jumbo's retries and its pair's small probe start only when that jumbo's first echo
+    failed; nothing sleeps."""
     probes = ping_probes(intents["ring4"], sources=["spark01"])
     script = burst_script(probes)
     lines = script.splitlines()
-    firsts = [ln for ln in lines if f"-W {FIRST_WAIT_S:g} " in ln]
-    assert len(firsts) == len(probes) and all(ln.endswith("=$!") for ln in firsts)
-    retries = [ln for ln in lines if RETRY_MARK in ln]
-    assert len(retries) == len(probes)
-    assert all(ln.startswith(f"q{i}=; if [ $r{i} != 0 ]; then") for i, ln in enumerate(retries))
+    lead = leads(probes)
+    jumbos = [i for i, j in enumerate(lead) if j is None]
+    assert {probes[i].payload for i in jumbos} == {8972} and len(jumbos) == len(probes) // 2
+    firsts = [ln for ln in lines if ln.startswith("echo '@@fabric-job begin")]
+    assert len(firsts) == len(jumbos) and all(ln.endswith("=$!") for ln in firsts)
+    later = [ln for ln in lines if RETRY_MARK in ln]
+    assert len(later) == len(probes)
+    for i, ln in enumerate(later):
+        waits_on = i if lead[i] is None else lead[i]
+        assert ln.startswith(f"q{i}=; if [ $r{waits_on} != 0 ]; then")
     assert "sleep" not in script
+
+
+#: A stand-in for iputils ping: the jumbo echo to 10.9.0.2 is lost (a black hole: the small
+#: one gets through), everything else is answered. Each call is logged.
+FAKE_PING = """#!/bin/sh
+echo "$*" >>"$PING_LOG"
+size=$5 dev=${11} to=${12}
+echo "PING $to ($to) from 10.9.0.1 $dev: $size($((size + 28))) bytes of data."
+case "$size $to" in
+  "8972 10.9.0.2") echo; echo "--- $to ping statistics ---"
+    echo "1 packets transmitted, 0 received, 100% packet loss, time 0ms"; exit 1;;
+esac
+echo "$((size + 8)) bytes from $to: icmp_seq=1 ttl=64 time=0.050 ms"; echo
+echo "--- $to ping statistics ---"
+echo "1 packets transmitted, 1 received, 0% packet loss, time 0ms"
+echo "rtt min/avg/max/mdev = 0.050/0.050/0.050/0.000 ms"
+"""
+
+
+def test_burst_sends_a_small_probe_only_where_the_jumbo_was_lost(tmp_path: Path) -> None:
+    """Run as a shell script: the healthy pair costs one echo and has only its jumbo fact;
+    the black-holed pair gets its jumbo retries and a small probe, whose fact tells the
+    black hole (small passes) from a dead path."""
+    (tmp_path / "ping").write_text(FAKE_PING)
+    (tmp_path / "ping").chmod(0o755)
+    log = tmp_path / "calls"
+    probes = [PingProbe("a", "eth0", "b", "eth0", addr, size, None)
+              for addr in ("10.9.0.2", "10.9.0.3") for size in (8972, 56)]
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "PING_LOG": str(log)}
+    out = subprocess.run(["sh", "-c", burst_script(probes)], capture_output=True, text=True,
+                         env=env, timeout=30, check=True).stdout
+    facts = read_burst(probes, out)
+    got = [(f.dst_addr, f.size, f.sent, f.received) for f in facts]
+    assert got == [("10.9.0.2", 8972, 3, 0), ("10.9.0.2", 56, 1, 1), ("10.9.0.3", 8972, 1, 1)]
+    calls = log.read_text().splitlines()
+    assert sum("-s 8972" in c and c.endswith("10.9.0.3") for c in calls) == 1
+    assert not any("-s 56" in c and c.endswith("10.9.0.3") for c in calls)
 
 
 def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:
