@@ -7,9 +7,9 @@ APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping 
                 graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
-.PHONY: setup apt venv venv-test lab-tools demo test test-fast lint clean
+.PHONY: setup apt venv venv-test bytecode lab-tools demo test test-fast lint clean
 
-setup: apt venv lab-tools
+setup: apt venv lab-tools bytecode
 
 apt:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -41,6 +41,12 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e .
 	touch $@
 
+# The checkout's bytecode, as an installed wheel has it: an editable install compiles
+# nothing, and where PYTHONDONTWRITEBYTECODE is set every `fabric` command would compile the
+# toolkit again (about 0.08 s of each start-up). Only stale files are compiled.
+bytecode: venv
+	$(PY) -m compileall -q fabric validators >/dev/null
+
 # The tests and lint, and torch 2.13 for the launch rehearsal (extra `rehearse`): `make test`.
 venv-test: $(VENV)/.installed-test
 
@@ -61,7 +67,7 @@ test: setup venv-test
 	$(PY) -m pytest -q -n auto
 
 # Everything but the lab twin (no root, no namespaces): a quick loop while editing.
-test-fast: apt venv-test
+test-fast: apt venv-test bytecode
 	$(PY) -m pytest -q -n auto -m "not lab"
 
 lint: apt venv-test

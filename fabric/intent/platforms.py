@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from fabric.intent.yamlsource import load_text
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class SwitchModel:
 
 @cache
 def _raw() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(
+    data: dict[str, Any] = load_text(
         resources.files("fabric.intent").joinpath("platforms.yaml").read_text())
     return data
 

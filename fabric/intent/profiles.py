@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from fabric.intent.yamlsource import load_text
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class LinkProfile:
 @cache
 def _raw_profiles() -> dict[str, Any]:
     text = resources.files("fabric.intent").joinpath("profiles.yaml").read_text()
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = load_text(text)
     return data
 
 
