@@ -45,7 +45,7 @@ $(VENV)/.installed: pyproject.toml
 # nothing, and where PYTHONDONTWRITEBYTECODE is set every `fabric` command would compile the
 # toolkit again (about 0.08 s of each start-up). Only stale files are compiled.
 bytecode: venv
-	$(PY) -m compileall -q fabric validators >/dev/null
+	$(PY) -m compileall -q fabric validators
 
 # The tests and lint, and torch 2.13 for the launch rehearsal (extra `rehearse`): `make test`.
 venv-test: $(VENV)/.installed-test

@@ -223,7 +223,7 @@ def main() -> int:
     for tree in (REPO, args.baseline):
         if tree is not None:  # each tree's bytecode, as an installed package has it
             subprocess.run([sys.executable, "-m", "compileall", "-q", "fabric", "validators"],
-                           cwd=tree, check=True, stdout=subprocess.DEVNULL)
+                           cwd=tree, check=True)
     for topology in args.topologies:
         bench(topology, args.prefix, args.runs, args.baseline)
     return 0

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import gc
 import sys
+import threading
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -50,23 +51,29 @@ def _root() -> None:
 
 #: Modules loaded on first use instead of when imported, in the CLI's own process: paramiko
 #: imports invoke (with asyncio and unittest.mock, about 0.03 s of every SSH command's
-#: start-up) and uses it only for an ssh_config `Match exec`.
+#: start-up) and uses it only for an ssh_config `Match exec`. Only for modules that every
+#: importer takes whole (`import name`, then attributes): importing a submodule of a
+#: stand-in would run that submodule twice.
 DEFERRED_IMPORTS = ("invoke",)
+_DEFERRED_LOAD = threading.Lock()
 
 
 class _Deferred(types.ModuleType):
     """Stands in for a module not imported yet: `import name` binds it, and the first
-    attribute it lacks imports the real module (which replaces it in `sys.modules`) and is
-    read from there, as is every later one. (`importlib.util.LazyLoader` would load at the
-    `import` statement itself: Python 3.11 reads the module's `__spec__` there.)"""
+    attribute it lacks imports the real module (which replaces it in `sys.modules`, once,
+    whichever thread asks first) and is read from there, as is every later one.
+    (`importlib.util.LazyLoader` would load at the `import` statement itself: Python 3.11
+    reads the module's `__spec__` there.)"""
 
     def __getattr__(self, attr: str) -> Any:
         import importlib
 
         name = self.__name__
-        if sys.modules.get(name) is self:
-            del sys.modules[name]
-        return getattr(importlib.import_module(name), attr)
+        with _DEFERRED_LOAD:
+            if sys.modules.get(name) is self:
+                sys.modules.pop(name)
+            module = importlib.import_module(name)
+        return getattr(module, attr)
 
 
 def defer_imports(names: tuple[str, ...] = DEFERRED_IMPORTS) -> None:

@@ -73,11 +73,34 @@ def _walk(node: yaml.Node, path: Path_, lines: dict[Path_, int],
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_walk(item, (*path, i), lines, scalars) for i, item in enumerate(node.value)]
-    return scalars.construct_object(node, deep=True)
+    try:
+        return scalars.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError) as exc:  # an unknown tag, a date that is none
+        why = getattr(exc, "problem", None) or str(exc)
+        raise InputError(InputProblem("", node.start_mark.line + 1, dotted(path),
+                                      f"YAML value {node.value!r}: {why}")) from None
+
+
+def _syntax(name: str, text: str, exc: yaml.YAMLError) -> InputError:
+    """The InputError for a file libyaml could not read, worded by PyYAML's own parser where
+    it fails too (its messages name the culprit: the tab, the undefined alias)."""
+    try:
+        yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as pure:
+        exc = pure
+    except RecursionError:
+        pass
+    mark = getattr(exc, "problem_mark", None)
+    line = mark.line + 1 if mark is not None else None
+    why = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    return InputError(InputProblem(name, line, "", f"YAML syntax: {why}"
+                                   + (f" ({context})" if context else "")))
 
 
 def load_yaml(path: Path) -> SourceDoc:
-    """Load one YAML file; syntax errors become an InputError naming file and line."""
+    """Load one YAML file; syntax and value errors become an InputError naming file and line
+    (and the field, for a value)."""
     name = str(path)
     try:
         text = path.read_text()
@@ -85,9 +108,8 @@ def load_yaml(path: Path) -> SourceDoc:
         raise InputError(InputProblem(name, None, "", f"cannot read: {exc.strerror}")) from None
     try:
         node = yaml.compose(text, Loader=_LOADER)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise InputError(InputProblem(name, line, "", f"YAML syntax: {exc.problem}")) from None
+    except yaml.YAMLError as exc:
+        raise _syntax(name, text, exc) from None
     lines: dict[Path_, int] = {}
     if node is None:
         return SourceDoc(name, {}, {(): 1})
@@ -97,6 +119,9 @@ def load_yaml(path: Path) -> SourceDoc:
         for p in exc.problems:
             p.file = name
         raise
+    except RecursionError:
+        raise InputError(InputProblem(name, None, "", "YAML: an alias refers to itself "
+                                      "(a recursive structure)")) from None
     return SourceDoc(name, data, lines)
 
 

@@ -43,8 +43,9 @@ RETRIES = 2
 WAIT_S = 1
 #: Printed before each retry's output (`ping_fact` reads every try).
 RETRY_MARK = "@@fabric-ping-retry"
-#: The longest a probe can take: the first echo's wait, then each retry's.
-PROBE_MAX_S = FIRST_WAIT_S + RETRIES * WAIT_S
+#: The longest a pair's probes can take: the jumbo's first echo, then the small probe's first
+#: echo and retries (the jumbo's retries run beside them and take no longer).
+PROBE_MAX_S = 2 * FIRST_WAIT_S + RETRIES * WAIT_S
 
 _PING_MSG = re.compile(r"^ping:\s+(?P<msg>.*\S)\s*$")
 _PARSED_MSG = re.compile(r"^local error: message too long")
@@ -161,11 +162,17 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
 def read_burst(probes: Sequence[PingProbe], output: str) -> list[PingFact]:
     """The PingFacts of a `burst_script` run in probe order: one per probe, except a small
     probe left out because its pair's jumbo got through."""
+    jobs = split_batch(output, len(probes))
     facts = [ping_fact(p, job.text, job.exit_code)
-             for p, job in zip(probes, split_batch(output, len(probes)), strict=True)]
-    lead = leads(probes)
-    return [f for f, i in zip(facts, lead, strict=True)
-            if i is None or facts[i].received == 0]
+             for p, job in zip(probes, jobs, strict=True)]
+    return [fact for fact, job, i in zip(facts, jobs, leads(probes), strict=True)
+            if i is None or not _left_out(job.exit_code, jobs[i].exit_code, facts[i])]
+
+
+def _left_out(exit_code: int | None, lead_exit: int | None, lead: PingFact) -> bool:
+    """Whether a small probe was not sent: its jumbo got a reply (or exited 0, which the
+    script took for one), and the small one printed nothing."""
+    return lead.received > 0 or (exit_code is None and lead_exit == 0)
 
 
 def ping_fact(probe: PingProbe, output: str, exit_code: int | None) -> PingFact:

@@ -53,3 +53,24 @@ def test_duplicate_keys_and_syntax_errors_name_file_and_line(tmp_path: Path) -> 
     problem = exc.value.problems[0]
     assert problem.file == str(bad) and problem.line is not None and problem.line >= 2
     assert problem.message.startswith("YAML syntax: ")
+
+
+@pytest.mark.parametrize(("text", "line", "field", "words"), [
+    ("a: 1\n\tb: 2\n", 2, "", "'\\t' that cannot start any token"),
+    ("a: *nope\n", 1, "", "undefined alias 'nope'"),
+    ("a:\n  when: 2026-13-01\n", 2, "a.when", "'2026-13-01': month must be in 1..12"),
+    ("hosts:\n  - port: !!int abc\n", 2, "hosts[0].port", "'abc'"),
+    ("a: !custom 1\n", 1, "a", "tag '!custom'"),
+    ("a: &x [*x]\n", None, "", "refers to itself"),
+])
+def test_bad_yaml_is_an_input_error_with_its_line(tmp_path: Path, text: str, line: int | None,
+                                                  field: str, words: str) -> None:
+    """No traceback for any of them: exit 2 with the file, line, field and a message that
+    names the culprit (libyaml reads the file; PyYAML words a syntax error)."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as exc:
+        load_yaml(path)
+    problem = exc.value.problems[0]
+    assert (problem.file, problem.line, problem.field) == (str(path), line, field)
+    assert words in problem.message

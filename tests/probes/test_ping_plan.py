@@ -126,3 +126,19 @@ def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:
     grouped = probes_by_host(ping_probes(intents["star4"]))
     assert sorted(grouped) == ["spark01", "spark02", "spark03", "spark04"]
     assert {len(v) for v in grouped.values()} == {12}
+
+
+def test_a_small_probe_that_was_not_sent_has_no_fact() -> None:
+    """The small probe's output is absent both when its jumbo was answered and when the jumbo's
+    ping exited 0 with output the parser could not read: either way it was not sent (the
+    script only sends it after a failed jumbo) and must not read as a lost small echo."""
+    probes = [PingProbe("a", "eth0", "b", "eth0", "10.9.0.2", size, None) for size in (8972, 56)]
+    garbled = "@@fabric-job begin 0\nsomething unexpected\n\n@@fabric-job end 0 exit=0\n"
+    facts = read_burst(probes, garbled)
+    assert [(f.size, f.received) for f in facts] == [(8972, 0)]
+    lost = ("@@fabric-job begin 0\n\n@@fabric-job end 0 exit=1\n"
+            "@@fabric-job begin 1\n\n@@fabric-job end 1 exit=1\n")
+    assert [f.size for f in read_burst(probes, lost)] == [8972, 56]
+    nothing = read_burst(probes, "")  # the burst's output never came back
+    assert [(f.size, f.error) for f in nothing] == [(8972, "no output came back"),
+                                                    (56, "no output came back")]
