@@ -17,6 +17,15 @@ namespace. The wrapper hands every subcommand to the real netplan (kept reachabl
    netplan no longer names is deconfigured: IPv4 addresses flushed, MTU and up/down state back
    to what they were before this file first touched it.
 
+Devices rendered for NetworkManager come back as on a real host, later: the real `netplan apply`
+disconnects every device a netplan-* connection names, stops NetworkManager, flushes those
+devices' addresses and starts NetworkManager again without waiting for it
+(`systemctl --no-block`), which then activates each connection once its device has carrier. So
+the shim flushes those devices' IPv4 addresses and returns; a detached activator
+(`activate`, replacing any earlier one) waits `NM_START_S`, then per device brings it up, waits
+for carrier (at most `NM_CARRIER_WAIT_S`) and sets its MTU and addresses. A caller that judges
+the addresses the moment `netplan apply` returns sees none, as on a Spark.
+
 Devices netplan does not name are never touched, nor the lab's hidden cable ends (`cx7-*`).
 What the lab does not emulate (DHCP, routes, virtual devices) is said on stderr; a device
 change that the kernel refuses is a warning and the exit stays 0, as networkd and
@@ -32,6 +41,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +53,13 @@ REAL_DIR = "/run/fabric-lab/netplan"
 STATE_FILE = Path("/run/fabric-lab/netplan-shim.json")
 NETWORKD_DIR = Path("/run/systemd/network")
 NM_DIR = Path("/run/NetworkManager/system-connections")
+#: The detached NetworkManager stand-in's pid and its work (the host's private /run).
+ACTIVATOR_PID = Path("/run/fabric-lab/nm-activator.pid")
+#: How long NetworkManager takes to start again after `netplan apply` stopped it, and how long
+#: the stand-in waits for a device's carrier before it gives up on it.
+NM_START_S = 1.0
+NM_CARRIER_WAIT_S = 120.0
+NM_POLL_S = 0.1
 #: The lab's hidden cable ends (fabric.lab.names.lower): never a Spark device.
 HIDDEN_PREFIX = "cx7-"
 #: `netplan apply` exits with EX_CONFIG when `netplan generate` fails.
@@ -283,15 +300,86 @@ def plan(wanted: Sequence[Wanted], links: dict[str, Link],
     return lines
 
 
+def _device(line: str) -> str:
+    """The device an `ip -batch` line of `plan` acts on (the word after `dev`)."""
+    words = line.split()
+    return words[words.index("dev") + 1]
+
+
+def activation(nm_wanted: Sequence[Wanted], links: dict[str, Link],
+               lines: Sequence[str]) -> dict[str, list[str]]:
+    """Per device NetworkManager activates: the `ip -batch` lines it runs once the device has
+    carrier (its MTU from `lines`, every address it wants, then up)."""
+    out: dict[str, list[str]] = {}
+    for w in nm_wanted:
+        if w.device not in links or w.device in out or w.device.startswith(HIDDEN_PREFIX):
+            continue
+        mtu = [ln for ln in lines if _device(ln) == w.device and " mtu " in ln]
+        out[w.device] = [*mtu, *(f"addr add {a} dev {w.device}" for a in w.addresses)]
+    return out
+
+
 def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
-          nm: Path = NM_DIR) -> None:
+          nm: Path = NM_DIR, activator: Path = ACTIVATOR_PID) -> None:
     links = current_links()
-    wanted = [*read_networkd(networkd, links), *read_networkmanager(nm, links)]
+    nm_wanted = read_networkmanager(nm, links)
+    wanted = [*read_networkd(networkd, links), *nm_wanted]
     state = load_state(state_file)
     lines = plan(wanted, links, state)
-    if lines:
-        _ip(["-force", "-batch", "-"], stdin="".join(f"{line}\n" for line in lines))
+    later = activation(nm_wanted, links, lines)
+    now = [ln for ln in lines if _device(ln) not in later]
+    now += [f"addr del {a} dev {dev}" for dev in later for a in links[dev].ipv4]
+    _stop_activator(activator)
+    if now:
+        _ip(["-force", "-batch", "-"], stdin="".join(f"{line}\n" for line in now))
     save_state(state_file, state)
+    if later:
+        _start_activator(activator, later)
+
+
+def _stop_activator(pid_file: Path) -> None:
+    """End an activator an earlier apply started (NetworkManager is stopped again)."""
+    try:
+        pid = int(pid_file.read_text())
+        os.kill(pid, 15)
+    except (OSError, ValueError):
+        pass
+    pid_file.unlink(missing_ok=True)
+
+
+def _start_activator(pid_file: Path, later: dict[str, list[str]]) -> None:
+    """The NetworkManager stand-in, detached from the caller's session (it outlives the SSH
+    command that ran `netplan apply`)."""
+    proc = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "--netplan", "-",
+                             "activate", json.dumps(later)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    pid_file.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+    pid_file.write_text(f"{proc.pid}\n")
+
+
+def _carrier(dev: str) -> bool:
+    try:
+        return Path(f"/sys/class/net/{dev}/carrier").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
+def activate(later: dict[str, list[str]]) -> None:
+    """NetworkManager starting: after `NM_START_S`, bring each device up and, once it has
+    carrier, set its MTU and addresses (a device without carrier by `NM_CARRIER_WAIT_S`
+    stays without them)."""
+    time.sleep(NM_START_S)
+    _ip(["-force", "-batch", "-"], stdin="".join(f"link set dev {d} up\n" for d in later))
+    pending = dict(later)
+    deadline = time.monotonic() + NM_CARRIER_WAIT_S
+    while pending and time.monotonic() < deadline:
+        ready = [d for d in pending if _carrier(d)]
+        if ready:
+            _ip(["-force", "-batch", "-"],
+                stdin="".join(f"{ln}\n" for d in ready for ln in pending.pop(d)))
+        else:
+            time.sleep(NM_POLL_S)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -302,6 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = f"{known.netplan} apply"
     sub = argparse.ArgumentParser(prog=prog, description="Apply current netplan config to "
                                   "running system")
+    if rest[:1] == ["activate"] and len(rest) == 2:  # the detached NetworkManager stand-in
+        activate(json.loads(rest[1]))
+        return 0
     sub.add_argument("command", choices=["apply"], help=argparse.SUPPRESS)
     sub.add_argument("--sriov-only", action="store_true",
                      help="Only apply SR-IOV related configuration and exit")

@@ -50,10 +50,17 @@ def apply_steps(changeset: SparkChanges, has_netplan: bool) -> tuple[list[str], 
     ip_cmds = [c for c in changeset.commands if c.startswith("ip ")]
     runtime = ip_cmds
     if has_netplan:
-        netplan_files = [f for f in changeset.changed_files if f.path.startswith("/etc/netplan/")]
-        runtime = [NETPLAN_APPLY] if netplan_files or ip_cmds else []
+        runtime = [NETPLAN_APPLY] if runs_netplan_apply(changeset) else []
     runtime += [c for c in changeset.commands if not c.startswith("ip ")]
     return labels + runtime, steps + runtime
+
+
+def runs_netplan_apply(changeset: SparkChanges) -> bool:
+    """Whether applying `changeset` on a host with netplan runs `netplan apply` (a netplan
+    file or a twin's runtime state changes). On a NetworkManager host that flushes every twin
+    netplan names and NetworkManager configures them again later, once each has carrier."""
+    return (any(f.path.startswith("/etc/netplan/") for f in changeset.changed_files)
+            or any(c.startswith("ip ") for c in changeset.commands))
 
 
 def change_text(changeset: SparkChanges) -> str:

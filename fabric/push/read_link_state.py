@@ -1,26 +1,60 @@
-"""Nornir tasks: which links have no carrier yet (Spark twins) or are not `link-ok` (switch
-lanes). Cheap reads, polled while links train after a push."""
+"""Nornir tasks: which links are not ready yet (Spark twins: carrier, and where asked the
+planned MTU and addresses; switch lanes: `link-ok`). Cheap reads, polled while links train
+after a push."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 from nornir.core.task import Result, Task
 
 from fabric.collect.spark_commands import NETDEV_NAME
 from fabric.collect.switch_facts import monitor_lanes
+from fabric.push.model import NetdevWant
 from fabric.remote.shell import routeros, sh_ok
 
+_STATE = re.compile(r"^@@twin (\S+) (\S+) (\S+)$")
+_INET = re.compile(r"^\d+:\s+(\S+?)(?:@\S+)?\s+inet\s+(\S+)")
 
-def read_twin_carrier(task: Task, netdevs: tuple[str, ...]) -> Result:
-    """The `netdevs` without carrier (down, absent or not trained yet); one command."""
+
+def read_twin_carrier(task: Task, netdevs: tuple[str, ...],
+                      wants: Mapping[str, NetdevWant] | None = None) -> Result:
+    """The `netdevs` not ready, each `name` or `name (why)`: without carrier (down, absent or
+    not trained yet) or, for those in `wants`, without their planned MTU and addresses yet
+    (NetworkManager configures a device a while after `netplan apply`, once it has carrier).
+    One command."""
     names = [n for n in netdevs if NETDEV_NAME.match(n)]
     if not names:
         return Result(host=task.host, result=[], changed=False)
-    script = "; ".join(f"echo \"{n} $(cat /sys/class/net/{n}/carrier 2>/dev/null || echo 0)\""
-                       for n in names)
-    out = sh_ok(task, script)
-    up = {line.split()[0] for line in out.splitlines()
-          if len(line.split()) == 2 and line.split()[1] == "1"}
-    return Result(host=task.host, result=[n for n in names if n not in up], changed=False)
+    script = "; ".join(
+        f"echo \"@@twin {n} $(cat /sys/class/net/{n}/carrier 2>/dev/null || echo 0) "
+        f"$(cat /sys/class/net/{n}/mtu 2>/dev/null || echo 0)\"; "
+        f"ip -o -4 addr show dev {n} 2>/dev/null" for n in names)
+    return Result(host=task.host, result=not_ready(names, sh_ok(task, script), wants or {}),
+                  changed=False)
+
+
+def not_ready(names: list[str], output: str, wants: Mapping[str, NetdevWant]) -> list[str]:
+    """`read_twin_carrier`'s verdict from its command's output."""
+    carrier: dict[str, bool] = {}
+    mtu: dict[str, str] = {}
+    inet: dict[str, set[str]] = {n: set() for n in names}
+    for line in output.splitlines():
+        if m := _STATE.match(line.strip()):
+            carrier[m.group(1)], mtu[m.group(1)] = m.group(2) == "1", m.group(3)
+        elif (m := _INET.match(line.strip())) and m.group(1) in inet:
+            inet[m.group(1)].add(m.group(2))
+    out: list[str] = []
+    for n in names:
+        want = wants.get(n)
+        if not carrier.get(n, False):
+            out.append(n)
+        elif want is not None and mtu.get(n) != str(want.mtu):
+            out.append(f"{n} (mtu {mtu.get(n)}, want {want.mtu})")
+        elif want is not None and (missing := sorted(set(want.addresses) - inet[n])):
+            out.append(f"{n} (no {', '.join(missing)} yet)")
+    return out
 
 
 def read_lane_status(task: Task, lanes: tuple[str, ...]) -> Result:

@@ -9,6 +9,7 @@ from dataclasses import replace
 from nornir.core import Nornir
 
 from fabric.collect.gather import collect_facts
+from fabric.push.apply_spark_config import runs_netplan_apply
 from fabric.push.backup_spark_config import backup_spark_config
 from fabric.push.backup_switch_config import backup_switch_config
 from fabric.push.diff import diff_push
@@ -74,7 +75,8 @@ def verify(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
     Links the push may have restarted are given `link_wait_s` to train before anything is
     judged, so a slow 200G lane never causes a rollback (which would bounce it again)."""
     hosts = [h for h in hosts if not (h in changeset.sparks and changeset.sparks[h].refused)]
-    wait_for_links(target, changeset, hosts, workers, progress, nornir, link_wait_s)
+    wait_for_links(target, changeset, hosts, workers, progress, nornir, link_wait_s,
+                   configured=True)
     after, _, _ = current_changes(target, hosts, workers, progress, nornir)
     problems: dict[str, list[str]] = {h: [f"unreachable after apply: {why}"]
                                       for h, why in after.errors.items()}
@@ -102,10 +104,14 @@ def verify(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
 def training_links(target: Target, changeset: ChangeSet) -> tuple[dict[str, tuple[str, ...]],
                                                              tuple[str, ...]]:
     """(Spark -> twins, switch lanes) the push may have restarted: every lane of a port group
-    whose link settings changed and the twins cabled to it, and every twin a Spark changed."""
-    twins: dict[str, set[str]] = {h: set(p.touched) & {w.netdev for w in p.wants}
-                                  for h, p in changeset.sparks.items()
-                                  if p.changes and not p.refused}
+    whose link settings changed and the twins cabled to it, every twin a Spark changed, and
+    every twin of a Spark that ran `netplan apply` (it flushes them all on NetworkManager)."""
+    twins: dict[str, set[str]] = {}
+    for h, p in changeset.sparks.items():
+        if p.changes and not p.refused:
+            planned = {w.netdev for w in p.wants}
+            flushed = p.netplan and runs_netplan_apply(p)
+            twins[h] = planned if flushed else planned & set(p.touched)
     lanes: set[str] = set()
     sw = target.intent.switch
     if sw is not None and changeset.switch is not None:
@@ -122,29 +128,35 @@ def training_links(target: Target, changeset: ChangeSet) -> tuple[dict[str, tupl
 
 def wait_for_links(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
                    progress: Callable[[str], None], nornir: Nornir | None,
-                   timeout_s: float) -> list[str]:
+                   timeout_s: float, configured: bool = False) -> list[str]:
     """Poll (bounded by `timeout_s`) until every link the push may have restarted has carrier
-    on its twins and `link-ok` on its lane; what is still down when time is up (the
-    verification that follows judges it)."""
+    on its twins and `link-ok` on its lane (`configured`: and each of those twins its planned
+    MTU and addresses); what is still down when time is up (the verification that follows
+    judges it)."""
     twins, lanes = training_links(target, changeset)
     switch = changeset.switch.host if changeset.switch is not None else None
+    wants = ({h: {w.netdev: w for w in p.wants} for h, p in changeset.sparks.items()}
+             if configured else None)
     return wait_for_training(target, twins, lanes, switch, hosts, workers, progress, nornir,
-                             timeout_s)
+                             timeout_s, wants)
 
 
 def wait_for_training(target: Target, twins: dict[str, tuple[str, ...]],
                       lanes: tuple[str, ...], switch: str | None, hosts: list[str],
                       workers: int, progress: Callable[[str], None], nornir: Nornir | None,
-                      timeout_s: float) -> list[str]:
-    """Poll until `twins` (per Spark) have carrier and `lanes` are `link-ok`, at most
-    `timeout_s`, saying what it waits for every few seconds; what is still down."""
+                      timeout_s: float,
+                      wants: dict[str, dict[str, NetdevWant]] | None = None) -> list[str]:
+    """Poll until `twins` (per Spark) have carrier (and, for those in `wants`, their planned
+    MTU and addresses) and `lanes` are `link-ok`, at most `timeout_s`, saying what it waits
+    for every few seconds; what is still down."""
     twins = {h: t for h, t in twins.items() if h in hosts}
     if switch not in hosts:
         switch = None
     started = time.monotonic()
     said = -LINK_WAIT_REPORT_S
     while True:
-        down = _links_down(target, twins, lanes if switch else (), switch, workers, nornir)
+        down = _links_down(target, twins, lanes if switch else (), switch, workers, nornir,
+                           wants or {})
         waited = time.monotonic() - started
         if not down or waited >= timeout_s:
             if down:
@@ -160,10 +172,12 @@ def wait_for_training(target: Target, twins: dict[str, tuple[str, ...]],
 
 
 def _links_down(target: Target, twins: dict[str, tuple[str, ...]], lanes: tuple[str, ...],
-                switch: str | None, workers: int, nornir: Nornir | None) -> list[str]:
+                switch: str | None, workers: int, nornir: Nornir | None,
+                wants: dict[str, dict[str, NetdevWant]]) -> list[str]:
     down: list[str] = []
     got, errors = run_task(target, sorted(twins), read_twin_carrier, workers,
-                           lambda h: {"netdevs": twins[h]}, nornir=nornir)
+                           lambda h: {"netdevs": twins[h], "wants": wants.get(h)},
+                           nornir=nornir)
     down += [f"{h}:{n}" for h, names in sorted(got.items()) for n in names]
     down += [f"{h} (unreadable: {why})" for h, why in sorted(errors.items())]
     if switch is not None and lanes:

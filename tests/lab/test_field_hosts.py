@@ -13,7 +13,8 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,18 @@ def _links(info: LabInfo, host: str) -> dict[str, dict[str, Any]]:
                           "inet": sorted(f"{a['local']}/{a['prefixlen']}"
                                          for a in d["addr_info"] if a["family"] == "inet")}
             for d in data}
+
+
+def _links_once(info: LabInfo, host: str, ready: Callable[[dict[str, dict[str, Any]]], bool],
+                timeout_s: float = 15.0) -> dict[str, dict[str, Any]]:
+    """`_links` polled until `ready` holds (bounded): NetworkManager activates a connection a
+    while after `netplan apply` returned."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = _links(info, host)
+        if ready(now) or time.monotonic() > deadline:
+            return now
+        time.sleep(0.1)
 
 
 def _twins(info: LabInfo, host: str) -> tuple[str, str]:
@@ -198,7 +211,11 @@ def test_netplan_apply_sets_exactly_what_netplan_generates(field: LabInfo) -> No
         assert f"10-netplan-{a}.network" in generated  # rendered by networkd
         assert f"netplan-{b}.nmconnection" in generated  # by NetworkManager
         now = _links(field, SPARK)
-        assert now[a] == {"mtu": 9000, "up": True, "inet": ["198.19.0.1/24"]}
+        assert now[a] == {"mtu": 9000, "up": True, "inet": ["198.19.0.1/24"]}  # networkd
+        # NetworkManager's device: flushed by the apply, configured once NetworkManager has
+        # started again and activated it (as `netplan apply` does on DGX OS)
+        assert now[b]["inet"] == []
+        now = _links_once(field, SPARK, lambda links: links[b]["inet"] != [])
         assert now[b] == {"mtu": 9000, "up": True, "inet": ["198.19.1.1/24", "198.19.5.1/24"]}
         untouched = {k: v for k, v in before.items() if k not in (a, b)}
         assert {k: now[k] for k in untouched} == untouched  # enP7s7, cx7-*, the other port
@@ -212,7 +229,7 @@ def test_netplan_apply_sets_exactly_what_netplan_generates(field: LabInfo) -> No
       addresses: [198.19.1.1/24]
 """)
         ssh_ok(field, SPARK, "sudo -n netplan apply")
-        now = _links(field, SPARK)
+        now = _links_once(field, SPARK, lambda links: links[b]["inet"] != [])
         assert now[b] == {"mtu": 9000, "up": True, "inet": ["198.19.1.1/24"]}
         assert now[a] == before[a]  # no longer named: deconfigured
     finally:
