@@ -148,6 +148,28 @@ def _name(key: str, r: RoceQos) -> str:
 # --- lossy: nothing to judge unless twins carry lossless settings --------------------------
 
 
+def _lossy_star(intent: Intent, seen: list[tuple[InterfaceIntent, tuple[str | None,
+                                                                        tuple[int, ...]]]],
+                out: Out) -> None:
+    """A lossy star leaves the switch's lanes as they are (no PFC): a twin running PFC is half a
+    lossless class (PFC on the NIC replaces global pause, and nothing on the switch pauses the
+    class), so it fails; a twin without PFC passes, whatever it trusts."""
+    for intended, (trust, pfc) in seen:
+        actual = {"trust": trust, "pfc": list(pfc)}
+        if not pfc:
+            out.ok(f"{intended.host} {intended.netdev}: trust {trust}, no PFC (the topology is "
+                   "qos: lossy)", host=intended.host, link=intended.link_id,
+                   expected={"pfc": []}, actual=actual)
+            continue
+        out.fail(f"{intended.host} {intended.netdev}: PFC on priorities {list(pfc)} while the "
+                 f"topology {intent.name} is qos: lossy and its switch lanes pause no class: "
+                 "half a lossless class is worse than none (PFC on the NIC replaces global "
+                 "pause)", host=intended.host, link=intended.link_id, expected={"pfc": []},
+                 actual=actual,
+                 hint=f"mlnx_qos -i {intended.netdev} --pfc 0,0,0,0,0,0,0,0, or set `qos: "
+                 "lossless` in the topology and `fabric push --apply` (both ends)")
+
+
 def _lossy(intent: Intent, facts: Facts, out: Out) -> None:
     seen = []
     for intended in intent.interfaces():
@@ -159,6 +181,9 @@ def _lossy(intent: Intent, facts: Facts, out: Out) -> None:
         out.skip(f"topology {intent.name} is qos: lossy: the NICs' and the switch's QoS "
                  "defaults are left as they are, nothing to judge (set `qos: lossless` for "
                  "RoCE in a lossless class at both ends)")
+        return
+    if intent.switch is not None:
+        _lossy_star(intent, seen, out)
         return
     ref = reference((p.host, v) for p, v in seen)
     want = {"trust": ref[0], "pfc": list(ref[1])}

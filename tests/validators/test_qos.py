@@ -66,6 +66,25 @@ def test_lossy_topology_is_skipped_with_the_reason(star4: Intent, star_facts: Fa
     assert [s for s, _, _ in qos_results(star4, pcp)] == ["skip"]
 
 
+def test_pfc_on_the_twins_of_a_lossy_star_fails_each_twin(star4: Intent,
+                                                         star_facts: Facts) -> None:
+    """A lossy star leaves the switch's lanes without PFC, so twins running PFC (left by hand
+    or by an earlier lossless push) are half a lossless class: PFC on the NIC replaces global
+    pause, and nothing on the switch pauses the class. Each such twin fails, named, with both
+    ways out; twins that only trust DSCP pass."""
+    facts = star_facts
+    for h in star4.sparks:
+        facts = builder.replace_spark(facts, h.name, qos={
+            p.netdev: QosFact(p.netdev, "dscp", (3,) if h.name == "spark02" else ())
+            for p in star4.interfaces(h.name)})
+    results = run_checks(star4, facts, {"qos"})
+    failed = [r for r in results if r.status == "fail"]
+    assert {r.host for r in failed} == {"spark02"} and len(failed) == 2
+    assert all("half a lossless class" in r.message and "--pfc 0,0,0,0,0,0,0,0" in (r.hint or "")
+               and "qos: lossless" in (r.hint or "") for r in failed)
+    assert {r.status for r in results if r.host != "spark02"} == {"pass"}
+
+
 def test_lossless_both_ends_agree(lossless: Intent) -> None:
     facts = lossless_facts(lossless)
     got = qos_results(lossless, facts)
