@@ -35,6 +35,7 @@ NetworkManager only log such failures. Standard library only: it runs as a scrip
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import ipaddress
 import json
@@ -337,13 +338,25 @@ def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
         _start_activator(activator, later)
 
 
+def _is_activator(pid: int) -> bool:
+    """Whether process `pid` is an activator of this shim (a pid file can outlive its process,
+    and the pid be reused by another one)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return os.path.abspath(__file__).encode() in argv and b"activate" in argv
+
+
 def _stop_activator(pid_file: Path) -> None:
     """End an activator an earlier apply started (NetworkManager is stopped again)."""
     try:
         pid = int(pid_file.read_text())
-        os.kill(pid, 15)
     except (OSError, ValueError):
-        pass
+        pid = 0
+    if pid > 0 and _is_activator(pid):
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            os.kill(pid, 15)
     pid_file.unlink(missing_ok=True)
 
 
@@ -380,6 +393,11 @@ def activate(later: dict[str, list[str]]) -> None:
                 stdin="".join(f"{ln}\n" for d in ready for ln in pending.pop(d)))
         else:
             time.sleep(NM_POLL_S)
+    try:  # done: the pid file no longer names a live activator
+        if int(ACTIVATOR_PID.read_text()) == os.getpid():
+            ACTIVATOR_PID.unlink()
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
