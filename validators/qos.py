@@ -151,9 +151,9 @@ def _name(key: str, r: RoceQos) -> str:
 def _lossy_star(intent: Intent, seen: list[tuple[InterfaceIntent, tuple[str | None,
                                                                         tuple[int, ...]]]],
                 out: Out) -> None:
-    """A lossy star leaves the switch's lanes as they are (no PFC): a twin running PFC is half a
-    lossless class (PFC on the NIC replaces global pause, and nothing on the switch pauses the
-    class), so it fails; a twin without PFC passes, whatever it trusts."""
+    """A lossy star leaves the switch's lanes as they are (a factory CRS804 runs no PFC) and
+    does not read their QoS: a twin running PFC is half a lossless class (PFC on the NIC
+    replaces global pause), so it fails; a twin without PFC passes, whatever it trusts."""
     for intended, (trust, pfc) in seen:
         actual = {"trust": trust, "pfc": list(pfc)}
         if not pfc:
@@ -162,9 +162,9 @@ def _lossy_star(intent: Intent, seen: list[tuple[InterfaceIntent, tuple[str | No
                    expected={"pfc": []}, actual=actual)
             continue
         out.fail(f"{intended.host} {intended.netdev}: PFC on priorities {list(pfc)} while the "
-                 f"topology {intent.name} is qos: lossy and its switch lanes pause no class: "
-                 "half a lossless class is worse than none (PFC on the NIC replaces global "
-                 "pause)", host=intended.host, link=intended.link_id, expected={"pfc": []},
+                 f"topology {intent.name} is qos: lossy, so its switch lanes are not kept "
+                 "lossless: half a lossless class is worse than none (PFC on the NIC replaces "
+                 "global pause)", host=intended.host, link=intended.link_id, expected={"pfc": []},
                  actual=actual,
                  hint=f"mlnx_qos -i {intended.netdev} --pfc 0,0,0,0,0,0,0,0, or set `qos: "
                  "lossless` in the topology and `fabric push --apply` (both ends)")

@@ -59,7 +59,7 @@ ACTIVATOR_PID = Path("/run/fabric-lab/nm-activator.pid")
 #: How long NetworkManager takes to start again after `netplan apply` stopped it, and how long
 #: the stand-in waits for a device's carrier before it gives up on it.
 NM_START_S = 1.0
-NM_CARRIER_WAIT_S = 120.0
+NM_CARRIER_WAIT_S = 3600.0  # NetworkManager waits for ever; `fabric lab down` ends it anyway
 NM_POLL_S = 0.1
 #: The lab's hidden cable ends (fabric.lab.names.lower): never a Spark device.
 HIDDEN_PREFIX = "cx7-"
@@ -322,6 +322,7 @@ def activation(nm_wanted: Sequence[Wanted], links: dict[str, Link],
 
 def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
           nm: Path = NM_DIR, activator: Path = ACTIVATOR_PID) -> None:
+    _stop_activator(activator)  # NetworkManager stops first, then the devices are read
     links = current_links()
     nm_wanted = read_networkmanager(nm, links)
     wanted = [*read_networkd(networkd, links), *nm_wanted]
@@ -330,7 +331,6 @@ def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
     later = activation(nm_wanted, links, lines)
     now = [ln for ln in lines if _device(ln) not in later]
     now += [f"addr del {a} dev {dev}" for dev in later for a in links[dev].ipv4]
-    _stop_activator(activator)
     if now:
         _ip(["-force", "-batch", "-"], stdin="".join(f"{line}\n" for line in now))
     save_state(state_file, state)
@@ -339,24 +339,32 @@ def apply(state_file: Path = STATE_FILE, networkd: Path = NETWORKD_DIR,
 
 
 def _is_activator(pid: int) -> bool:
-    """Whether process `pid` is an activator of this shim (a pid file can outlive its process,
-    and the pid be reused by another one)."""
+    """Whether process `pid` is an activator of this shim in this host's network namespace (a
+    pid file can outlive its process, and the pid be reused by another one)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        same_host = os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
     except OSError:
         return False
-    return os.path.abspath(__file__).encode() in argv and b"activate" in argv
+    return same_host and os.path.abspath(__file__).encode() in argv and b"activate" in argv
 
 
-def _stop_activator(pid_file: Path) -> None:
-    """End an activator an earlier apply started (NetworkManager is stopped again)."""
+def _stop_activator(pid_file: Path, wait_s: float = 5.0) -> None:
+    """End an activator an earlier apply started (NetworkManager is stopped again): its whole
+    session, an `ip` it runs included, and wait until it is gone, so nothing it would still
+    write can land after this apply has read the devices."""
     try:
         pid = int(pid_file.read_text())
     except (OSError, ValueError):
         pid = 0
     if pid > 0 and _is_activator(pid):
         with contextlib.suppress(OSError):  # it ended meanwhile
-            os.kill(pid, 15)
+            os.killpg(pid, 15)
+        deadline = time.monotonic() + wait_s
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.01)
     pid_file.unlink(missing_ok=True)
 
 
@@ -387,6 +395,8 @@ def activate(later: dict[str, list[str]]) -> None:
     pending = dict(later)
     deadline = time.monotonic() + NM_CARRIER_WAIT_S
     while pending and time.monotonic() < deadline:
+        for gone in [d for d in pending if not Path(f"/sys/class/net/{d}").exists()]:
+            del pending[gone]  # the device went away (the lab is being taken down)
         ready = [d for d in pending if _carrier(d)]
         if ready:
             _ip(["-force", "-batch", "-"],

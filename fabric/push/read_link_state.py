@@ -30,7 +30,7 @@ def read_twin_carrier(task: Task, netdevs: tuple[str, ...],
     script = "; ".join(
         f"echo \"@@twin {n} $(cat /sys/class/net/{n}/carrier 2>/dev/null || echo 0) "
         f"$(cat /sys/class/net/{n}/mtu 2>/dev/null || echo 0)\"; "
-        f"ip -o -4 addr show dev {n} 2>/dev/null" for n in names)
+        f"ip -o -4 addr show dev {n} 2>/dev/null || true" for n in names)
     return Result(host=task.host, result=not_ready(names, sh_ok(task, script), wants or {}),
                   changed=False)
 
