@@ -145,6 +145,11 @@ def adopt_foreign(host: str, snap: SparkSnapshot, foreign: list[ForeignDefinitio
     if blocked:
         return (), [f"cannot take over {'; '.join(blocked)}: only files under /etc are "
                     "adopted; remove them by hand"]
+    matched = [str(f) for f in foreign if f.by_match]
+    if matched:
+        return (), [f"cannot take over {'; '.join(matched)}: it catches the twins by a name "
+                    "pattern or MAC address (and may catch other devices); edit it by hand so "
+                    "that it no longer matches them"]
     out: list[FileChange] = []
     for f in foreign:
         old = snap.file(f.path)

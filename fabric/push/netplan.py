@@ -9,6 +9,7 @@ addresses add up).
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ class ForeignDefinition:
     path: str
     netdevs: tuple[str, ...]
     kind: str  # "netplan" | "networkmanager"
+    #: It catches some twin by a name pattern or a MAC address, not by its name: push cannot
+    #: take such a stanza over (it may catch other devices too).
+    by_match: bool = False
 
     @property
     def adoptable(self) -> bool:
@@ -76,38 +80,70 @@ def host_renderer(files: Mapping[str, str], ignore: str) -> tuple[str, str | Non
     return renderer, source
 
 
-def _defined(network: dict[str, Any], netdevs: set[str]) -> set[str]:
+def _caught(conf: Any, key: str, netdevs: set[str],
+            macs: Mapping[str, str]) -> tuple[set[str], bool]:
+    """(the twins one stanza defines, whether by a pattern or MAC rather than by name).
+    netplan's `match:` needs every key it has to hold: `name` (a shell pattern) and
+    `macaddress`; `driver` cannot be judged from here and is not."""
+    match = conf.get("match") if isinstance(conf, dict) else None
+    if not isinstance(match, dict) or not ({"name", "macaddress"} & set(match)):
+        found = {key} & netdevs
+        by_match = False
+    else:
+        found = set(netdevs)
+        if isinstance(match.get("name"), str):
+            found = {n for n in found if fnmatch.fnmatchcase(n, match["name"])}
+        if isinstance(match.get("macaddress"), str):
+            mac = match["macaddress"].lower()
+            found = {n for n in found if macs.get(n) == mac}
+        by_match = bool(found) and (match.get("name") not in found or "macaddress" in match)
+    if isinstance(conf, dict) and isinstance(conf.get("set-name"), str):
+        found |= {conf["set-name"]} & netdevs
+    return found, by_match
+
+
+def _defined(network: dict[str, Any], netdevs: set[str],
+             macs: Mapping[str, str]) -> tuple[set[str], bool]:
     found: set[str] = set()
+    by_match = False
     for kind in _DEVICE_TYPES:
         section = network.get(kind)
         if not isinstance(section, dict):
             continue
         for key, conf in section.items():
-            names = {str(key)}
-            if isinstance(conf, dict):
-                match = conf.get("match")
-                if isinstance(match, dict) and isinstance(match.get("name"), str):
-                    names = {match["name"]}
-                if isinstance(conf.get("set-name"), str):
-                    names.add(conf["set-name"])
-            found |= names & netdevs
+            names, matched = _caught(conf, str(key), netdevs, macs)
+            found |= names
+            by_match |= matched
+    return found, by_match
+
+
+def _keyfile_defines(text: str, netdevs: set[str], macs: Mapping[str, str]) -> set[str]:
+    """The twins a NetworkManager keyfile binds to, by `interface-name=` or `mac-address=`."""
+    found: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.strip().partition("=")
+        if key == "interface-name":
+            found |= {value.strip()} & netdevs
+        elif key == "mac-address":
+            found |= {n for n in netdevs if macs.get(n) == value.strip().lower()}
     return found
 
 
 def foreign_definitions(files: Mapping[str, str], ours: str, netdevs: Iterable[str],
-                        nm_keyfiles: Mapping[str, str] = {}) -> list[ForeignDefinition]:
-    """Every netplan file (but `ours`) and NM keyfile that defines one of `netdevs`."""
+                        nm_keyfiles: Mapping[str, str] = {},
+                        macs: Mapping[str, str] = {}) -> list[ForeignDefinition]:
+    """Every netplan file (but `ours`) and NM keyfile that defines one of `netdevs`, by name,
+    by a name pattern or by MAC address (`macs`: each netdev's, lower case)."""
     wanted = set(netdevs)
     out: list[ForeignDefinition] = []
     for path, text in effective_files(files):
         if path == ours:
             continue
-        hit = _defined(_load(text), wanted)
+        hit, by_match = _defined(_load(text), wanted, macs)
         if hit:
-            out.append(ForeignDefinition(path, tuple(sorted(hit)), "netplan"))
+            out.append(ForeignDefinition(path, tuple(sorted(hit)), "netplan", by_match))
     for path, text in sorted(nm_keyfiles.items()):
-        hit = {line.split("=", 1)[1].strip() for line in text.splitlines()
-               if line.strip().startswith("interface-name=")} & wanted
+        hit = _keyfile_defines(text, wanted, macs)
         if hit:
             out.append(ForeignDefinition(path, tuple(sorted(hit)), "networkmanager"))
     return out

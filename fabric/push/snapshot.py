@@ -61,7 +61,8 @@ class SparkSnapshot:
 
     def foreign(self, ours: str, netdevs: Iterable[str]) -> list[ForeignDefinition]:
         """Other netplan files and NetworkManager profiles that define `netdevs`."""
-        return foreign_definitions(self.all_netplan(), ours, netdevs, self.nm_keyfiles)
+        macs = {str(x.get("ifname")): str(x.get("address", "")).lower() for x in self.ip_addr}
+        return foreign_definitions(self.all_netplan(), ours, netdevs, self.nm_keyfiles, macs)
 
     def file(self, path: str) -> str | None:
         """Content of a managed file (netplan or other) as read; None: it did not exist."""

@@ -76,6 +76,42 @@ def test_foreign_netplan_definitions_refuse_until_resolved(path: str, text: str,
     assert "--adopt-foreign" in changeset.refused
 
 
+#: Definitions that catch a twin without naming it: a name pattern, a MAC address (spark01's
+#: enP2p1s0f0np0 in the recorded snapshot), a NetworkManager keyfile bound to that MAC.
+GLOB = ("network:\n  version: 2\n  ethernets:\n    cx7:\n      match:\n        name: "
+        "\"enp1s0f0*\"\n      addresses: [192.168.100.10/24]\n")
+BY_MAC = ("network:\n  version: 2\n  ethernets:\n    right-port:\n      match:\n        "
+          "macaddress: \"96:81:9D:92:CF:95\"\n      dhcp4: true\n")
+KEYFILE_MAC = ("[connection]\nid=Wired 2\ntype=ethernet\n\n[ethernet]\n"
+               "mac-address=96:81:9D:92:CF:95\n\n[ipv4]\nmethod=auto\n")
+
+
+@pytest.mark.parametrize(("path", "text", "named"), [
+    ("/etc/netplan/45-glob.yaml", GLOB, "enp1s0f0np0"),
+    ("/etc/netplan/46-mac.yaml", BY_MAC, "enP2p1s0f0np0")])
+def test_a_definition_matching_twins_by_pattern_or_mac_is_found_and_not_adopted(
+        path: str, text: str, named: str) -> None:
+    """netplan applies `match:` (a shell pattern, a MAC) too: such a file defines the twin as
+    surely as one that names it. Push refuses the host; it cannot take the stanza over (it may
+    catch other devices), so --adopt-foreign says to edit the file by hand."""
+    facts, snap = fresh_spark01(netplan={**BASELINE, path: text}, has_netplan=True)
+    changeset = diff_spark(lab_intent(), facts, snap)
+    assert changeset.refused is not None and f"{path} (netplan file) defines {named}" in (
+        changeset.refused)
+    adopted = diff_spark(lab_intent(), facts, snap, adopt=True)
+    assert adopted.refused is not None and "by a name pattern or MAC address" in adopted.refused
+    assert path in adopted.refused and "by hand" in adopted.refused
+
+
+def test_a_networkmanager_keyfile_bound_to_a_twins_mac_is_found() -> None:
+    path = "/etc/NetworkManager/system-connections/Wired 2.nmconnection"
+    facts, snap = fresh_spark01(netplan=BASELINE, has_netplan=True,
+                                nm_keyfiles={path: KEYFILE_MAC})
+    changeset = diff_spark(lab_intent(), facts, snap)
+    assert changeset.refused is not None
+    assert f"{path} (NetworkManager connection) defines enP2p1s0f0np0" in changeset.refused
+
+
 def test_adopting_removes_a_twins_only_file_with_a_diff() -> None:
     facts, snap = fresh_spark01(netplan={**BASELINE, "/etc/netplan/40-cx7.yaml": CX7},
                                 has_netplan=True, modes={"/etc/netplan/40-cx7.yaml": "600"})
