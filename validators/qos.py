@@ -148,9 +148,11 @@ def _name(key: str, r: RoceQos) -> str:
 # --- lossy: nothing to judge unless twins carry lossless settings --------------------------
 
 
-def _lossy_star(intent: Intent, seen: list[tuple[InterfaceIntent, tuple[str | None,
-                                                                        tuple[int, ...]]]],
-                out: Out) -> None:
+#: A twin and the (trust, PFC priorities) it runs.
+_Seen = tuple[InterfaceIntent, tuple[str | None, tuple[int, ...]]]
+
+
+def _lossy_star(intent: Intent, seen: list[_Seen], out: Out) -> None:
     """A lossy star leaves the switch's lanes as they are (a factory CRS804 runs no PFC) and
     does not read their QoS: a twin running PFC is half a lossless class (PFC on the NIC
     replaces global pause), so it fails; a twin without PFC passes, whatever it trusts."""

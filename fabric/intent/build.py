@@ -5,7 +5,6 @@ All problems are collected before failing, so one run of `fabric topo check` lis
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -73,21 +72,18 @@ def _build(ctx: _Ctx) -> Intent | None:
     if ctx.problems:
         return None
     switch = _switch_plan(ctx, model, links) if model else None
-    intent = Intent(name=spec.name, description=spec.description, topology_file=ctx.doc.file,
-                    mtu=spec.mtu, profile=get_profile(spec.profile), kind="star",
-                    hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch,
-                    qos=spec.qos)
-    if model is None:
-        intent = dataclasses.replace(intent, kind="ring" if _is_ring(intent) else "mesh")
-    return intent
+    kind = "star" if model else ("ring" if _is_ring(links) else "mesh")
+    return Intent(name=spec.name, description=spec.description, topology_file=ctx.doc.file,
+                  mtu=spec.mtu, profile=get_profile(spec.profile), kind=kind,
+                  hosts=dict(ctx.inv.hosts), links=tuple(links), switch=switch, qos=spec.qos)
 
 
-def _is_ring(intent: Intent) -> bool:
+def _is_ring(links: list[Link]) -> bool:
     """Three or more hosts, each with two cables, all connected (networkx: a switchless
-    topology is the only one that needs the graph here)."""
+    topology is the only one that needs a graph to be built here)."""
     import networkx as nx
 
-    graph = intent.graph
+    graph = nx.MultiGraph([(link.a.host, link.b.host) for link in links])
     return (graph.number_of_nodes() >= 3 and all(d == 2 for _, d in graph.degree())
             and nx.is_connected(graph))
 

@@ -86,17 +86,16 @@ def _caught(conf: Any, key: str, netdevs: set[str],
     netplan's `match:` needs every key it has to hold: `name` (a shell pattern) and
     `macaddress`; `driver` cannot be judged from here and is not."""
     match = conf.get("match") if isinstance(conf, dict) else None
-    if not isinstance(match, dict) or not ({"name", "macaddress"} & set(match)):
-        found = {key} & netdevs
-        by_match = False
+    name = match.get("name") if isinstance(match, dict) else None
+    mac = match.get("macaddress") if isinstance(match, dict) else None
+    if not isinstance(name, str) and not isinstance(mac, str):
+        found, by_match = {key} & netdevs, False
     else:
-        found = set(netdevs)
-        if isinstance(match.get("name"), str):
-            found = {n for n in found if fnmatch.fnmatchcase(n, match["name"])}
-        if isinstance(match.get("macaddress"), str):
-            mac = match["macaddress"].lower()
-            found = {n for n in found if macs.get(n) == mac}
-        by_match = bool(found) and (match.get("name") not in found or "macaddress" in match)
+        found = {n for n in netdevs
+                 if (not isinstance(name, str) or fnmatch.fnmatchcase(n, name))
+                 and (not isinstance(mac, str) or macs.get(n) == mac.lower())}
+        named_outright = isinstance(name, str) and name in found and not isinstance(mac, str)
+        by_match = bool(found) and not named_outright
     if isinstance(conf, dict) and isinstance(conf.get("set-name"), str):
         found |= {conf["set-name"]} & netdevs
     return found, by_match
