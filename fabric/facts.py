@@ -75,10 +75,11 @@ class NeighborFact:
     """An LLDP neighbor seen on a local interface.
 
     `age_s`: seconds as the source counts them (lldpd: since it learned the entry or saw it
-    change; RouterOS: since its last frame), None when not reported. `stale`: the entry may
-    not describe the cable plugged in now (older than the port's last link change, superseded
-    by a fresher neighbour, or one of several lldpd keeps on the port until their TTL; see
-    `fabric.neighbors`): it is never judged.
+    change; RouterOS: since its last frame), None when not reported. `beacon`: the value of
+    the fabric beacon TLV the entry carries (lldpd; `fabric.neighbors.BEACON_OUI`), None
+    without one. `stale`: the entry is not fresh evidence of the cable plugged in now (heard
+    before the port's last link change, or not shown to be heard since; see
+    `fabric.neighbors`): it counts neither for nor against.
     """
 
     local_port: str
@@ -87,6 +88,7 @@ class NeighborFact:
     port_descr: str | None = None
     age_s: float | None = None
     stale: bool = False
+    beacon: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,9 @@ class SparkFacts:
     qos: dict[str, QosFact]
     missing: tuple[str, ...] = ()  # tools absent on the host, recorded rather than crashed on
     notes: tuple[str, ...] = ()
+    #: The LLDP beacon this host announced during the collection (None: it did not, or could
+    #: not; `fabric.neighbors`).
+    lldp_beacon: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,8 @@ class LaneFact:
     rate: str | None  # "200Gbps"
     bridge: str | None = None
     hw_offload: bool | None = None
+    #: Seconds since the lane's last link change (up or down) when read; None: not reported.
+    link_change_age_s: float | None = None
 
 
 @dataclass(frozen=True)

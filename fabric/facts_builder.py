@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from fabric.errors import ParseError
 from fabric.facts import (
@@ -35,7 +35,7 @@ from fabric.facts import (
     TimeFact,
     VersionFacts,
 )
-from fabric.neighbors import age_seconds
+from fabric.neighbors import BEACON_OUI, BEACON_SUBTYPE, age_seconds
 from fabric.parsers import parse
 from fabric.parsers.records import (
     ChronyTracking,
@@ -166,6 +166,8 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
     gids = _gids(rd)
     if not rdma and not gids and rd.asked("ibdev2netdev", "rdma_link"):
         rd.missing[NO_RDMA] = None
+    neighbors = _neighbors(rd)
+    beacon = _lldp_beacon(rd)
     return SparkFacts(
         host=host,
         hostname=hostname,
@@ -174,13 +176,14 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
         ethtool=ethtool,
         rdma=rdma,
         gids=gids,
-        neighbors=_neighbors(rd),
+        neighbors=neighbors,
         versions=_versions(rd, ethtool, twins),
         time=_time(rd),
         forward_policy=_forward_policy(rd),
         qos=qos,
         missing=tuple(rd.missing),
         notes=tuple(rd.notes),
+        lldp_beacon=beacon,
     )
 
 
@@ -256,14 +259,15 @@ def _gids(rd: SectionReader) -> tuple[GidFact, ...]:
 
 def _neighbors(rd: SectionReader) -> tuple[NeighborFact, ...]:
     found = rd.records("lldpcli", LldpNeighbor) or []
-    ages = _lldp_ages(rd.sections["lldpcli"].output) if found else []
-    if len(ages) != len(found):
-        ages = [None] * len(found)
+    extras = _lldp_extras(rd.sections["lldpcli"].output) if found else []
+    if len(extras) != len(found):
+        extras = [(None, None)] * len(found)
     return tuple(
         NeighborFact(local_port=n.local_interface,
                      system_name=n.chassis_name or n.chassis_id or "",
-                     port_id=n.port_id or "", port_descr=n.port_descr, age_s=age)
-        for n, age in zip(found, ages, strict=True)
+                     port_id=n.port_id or "", port_descr=n.port_descr, age_s=age,
+                     beacon=beacon)
+        for n, (age, beacon) in zip(found, extras, strict=True)
     )
 
 
@@ -271,22 +275,48 @@ def _as_list(value: object) -> list[object]:
     return value if isinstance(value, list) else [value]
 
 
-def _lldp_ages(raw: str) -> list[float | None]:
-    """Each neighbour's `age` (seconds since lldpd learned it), in the order the lldpcli
-    reader lists the neighbours (interface entries, then neighbours per interface)."""
+def _beacon(neighbor: dict[str, Any]) -> str | None:
+    """The value of the fabric beacon TLV among a neighbour's `unknown-tlvs`, if any."""
+    tlvs = neighbor.get("unknown-tlvs")
+    found = tlvs.get("unknown-tlv") if isinstance(tlvs, dict) else None
+    for tlv in _as_list(found) if found is not None else []:
+        if (isinstance(tlv, dict) and str(tlv.get("oui", "")).upper() == BEACON_OUI
+                and str(tlv.get("subtype")) == str(BEACON_SUBTYPE)):
+            value = tlv.get("value")
+            return str(value).upper() if value is not None else None
+    return None
+
+
+def _lldp_extras(raw: str) -> list[tuple[float | None, str | None]]:
+    """Each neighbour's `age` (seconds since lldpd learned it or saw it change) and fabric
+    beacon, in the order the lldpcli reader lists the neighbours (interface entries, then
+    neighbours per interface)."""
     try:
         data = json.loads(raw)
     except ValueError:
         return []
     lldp = data.get("lldp") if isinstance(data, dict) else None
     entries = lldp.get("interface") if isinstance(lldp, dict) else None
-    ages: list[float | None] = []
+    out: list[tuple[float | None, str | None]] = []
     for entry in _as_list(entries) if entries is not None else []:
         for body in (entry.values() if isinstance(entry, dict) else []):
             for neighbor in _as_list(body):
-                age = neighbor.get("age") if isinstance(neighbor, dict) else None
-                ages.append(age_seconds(age) if isinstance(age, str) else None)
-    return ages
+                if not isinstance(neighbor, dict):
+                    out.append((None, None))
+                    continue
+                age = neighbor.get("age")
+                out.append((age_seconds(age) if isinstance(age, str) else None,
+                            _beacon(neighbor)))
+    return out
+
+
+def _lldp_beacon(rd: SectionReader) -> str | None:
+    """The beacon value the host announced (the `lldp_beacon` row echoes it on success)."""
+    text = rd.text("lldp_beacon")
+    return text.upper() if text and _BEACON_VALUE.match(text) else None
+
+
+_BEACON_VALUE = re.compile(r"^[0-9A-Fa-f]{2}(,[0-9A-Fa-f]{2})*$")
 
 
 _NCCL_LIB = re.compile(r"libnccl\.so\.(\d+(?:\.\d+)+)")

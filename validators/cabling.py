@@ -1,11 +1,11 @@
 """cabling: LLDP on both ends of every cable agrees with the topology; a miscabled end is named
 with the exact move (or swap) that fixes it.
 
-Only fresh LLDP entries are judged. An entry the collector marked stale (older than the
-port's last link change, or superseded by a younger neighbour on the same port, see
-`fabric.neighbors`) says nothing about the cable plugged in now: it is never reported as
-"cabled to X"; an end that has nothing but stale entries gives a `stale` warning with the
-entries' ages, unless the other end settles the cable."""
+Only fresh LLDP entries decide (`fabric.neighbors`: heard after the port's last link change,
+or carrying this run's beacon). A stale entry says nothing about the cable plugged in now: it
+is never reported as "cabled to X", and it never confirms a cable either. A cable with no
+fresh evidence at either end is an `error` (`fabric gate` refuses it) naming what the ends
+still list and how old it is; only where neither end speaks LLDP at all is it a `skip`."""
 
 from __future__ import annotations
 
@@ -78,17 +78,46 @@ def _ages(entries: list[tuple[Endpoint, float | None]]) -> str:
                      for far, age in sorted(best.items(), key=lambda x: str(x[0])))
 
 
-def _fix(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
-         seen: dict[Endpoint, set[Endpoint]]) -> str:
-    """The cable from `here` lands on `there` but belongs on `want`. If the cable now at
-    `want` belongs on `there`, exchanging the two plugs fixes both cables."""
+def _swapped_with(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
+                  seen: dict[Endpoint, set[Endpoint]]) -> Endpoint | None:
+    """The other place of an exchange: the cable from `here` lands on `there` but belongs on
+    `want`; if the place `there` belongs to hears `want` (or `want` hears the place planned
+    for `there`), the two cables are each other's, and that place is returned."""
     planned = {e: link.peer_of(e.host) for link in intent.links for e in link.ends()}
+    mate = planned.get(there)
+    if mate is not None and mate != here and want in seen.get(mate, set()):
+        return mate
+    for z in seen.get(want, set()):
+        if z != here and planned.get(z) == there:
+            return z
+    return None
+
+
+def _fix(intent: Intent, here: Endpoint, want: Endpoint, there: Endpoint,
+         seen: dict[Endpoint, set[Endpoint]]) -> tuple[str, str]:
+    """(what is wrong, what fixes it) for the cable from `here` that lands on `there` but
+    belongs on `want`."""
+    found = f"{here} is cabled to {there}, not {want}"
+    mate = _swapped_with(intent, here, want, there, seen)
+    if mate is not None:
+        # which two plugs to name: either pair of ends is a true account of the exchange;
+        # the switch's lanes (easiest to reach), else the same pair from both cables
+        pairs = [((here, mate), (want.host, there.host)), ((want, there), (here.host, mate.host))]
+        on_switch = [p for p in pairs if intent.switch is not None
+                     and {e.host for e in p[0]} == {intent.switch.host}]
+        plug_pair, host_pair = (on_switch or sorted(pairs, key=lambda p: sorted(map(str, p[0]))))[0]
+        plugs = sorted(plug_pair, key=str)
+        hosts = sorted(host_pair)
+        at = (f"{plugs[0].host} {plugs[0].port} / {plugs[1].port}"
+              if plugs[0].host == plugs[1].host else f"{plugs[0]} / {plugs[1]}")
+        who = f"{hosts[0]} and {hosts[1]}" if hosts[0] != hosts[1] else f"{hosts[0]}'s cables"
+        return (f"{who} are swapped at {at} ({found})",
+                "swap the cables back, or change the topology")
     occupied = sorted((e for e in seen.get(want, set()) if e != here), key=str)
-    if occupied and any(planned.get(z) == there for z in occupied):
-        return f"swap the cables at {there} and {want}"
     if occupied:
-        return f"move the cable at {there} to {want} (and the cable now at {want} to its intended)"
-    return f"move the cable at {there} to {want}"
+        return found, (f"move the cable at {there} to {want} (and the cable now at {want} "
+                       "to its intended)")
+    return found, f"move the cable at {there} to {want}"
 
 
 def _rank(intent: Intent, want: Endpoint, there: Endpoint, fix: str) -> tuple[bool, ...]:
@@ -97,56 +126,65 @@ def _rank(intent: Intent, want: Endpoint, there: Endpoint, fix: str) -> tuple[bo
     return (not on_switch, not fix.startswith("swap"), want.host != there.host)
 
 
+def _unverified(link: Link, ends: tuple[tuple[Endpoint, Endpoint], ...], stale: Stale,
+                speaking: set[str], out: Out) -> None:
+    """A cable without fresh evidence: an error naming what its ends still list, on the
+    host that could not be read where one could not (its `host.reachable` row stands)."""
+    unread = [e.host for e, _ in ends if e.host in out.facts.errors]
+    host = unread[0] if unread else ends[0][0].host
+    old = [(here, stale[here]) for here, _ in ends if stale.get(here)]
+    if old:
+        where = "; ".join(f"at {here}: {_ages(entries)}" for here, entries in old)
+        said = (f"only stale entries (not heard since the link last changed, or not "
+                f"since this run's announcement): {where}")
+    else:
+        silent = [h for h, _ in ends if h.host in speaking]
+        said = ("no LLDP neighbour at " + " or ".join(str(h) for h, _ in ends)
+                + (f" although {', '.join(sorted({h.host for h in silent}))} speaks LLDP"
+                   if silent else ""))
+    out.add("error", f"{link.id}: no fresh LLDP evidence of what is plugged in now: {said}",
+            host=host, link=link.id, expected=link.id, actual="unverified",
+            hint=f"is the cable {link.id} plugged in and up (see link.twin_up)? Both ends "
+            "must run LLDP (lldpd on the Sparks, /ip/neighbor discovery on the switch); "
+            "validate again: each run announces every Spark and waits for the answers")
+
+
 def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
                 speaking: set[str], stale: Stale, out: Out) -> None:
     ends = ((link.a, link.b), (link.b, link.a))
     wrong = [(here, want, there) for here, want in ends for there in sorted(
         seen.get(here, set()), key=str) if there != want]
     if wrong:
-        fixes = sorted(((_fix(intent, h, w, t, seen), h, w, t) for h, w, t in wrong),
-                       key=lambda f: _rank(intent, f[2], f[3], f[0]))
-        fix, here, want, there = fixes[0]
+        fixes = sorted(((*_fix(intent, h, w, t, seen), h, w, t) for h, w, t in wrong),
+                       key=lambda f: _rank(intent, f[3], f[4], f[1]))
+        found, fix, _here, want, there = fixes[0]
         same_port = [f"{h.port}<->{t.port}" for h, _, t in wrong
                      if h.port == t.port and _is_spark(intent, t.host)
                      and _is_spark(intent, h.host)]
         note = (f" ({same_port[0]}: RDMA fails with ibv_modify_qp error 110)"
                 if same_port else "")
-        out.fail(f"{link.id}: {here} is cabled to {there}, not {want}{note}; "
-                 f"fix at {want.host}", host=want.host, link=link.id, expected=str(want),
-                 actual=str(there), hint=fix)
+        out.fail(f"{link.id}: {found}{note}; fix at {want.host}", host=want.host,
+                 link=link.id, expected=str(want), actual=str(there), hint=fix)
         return
     confirmed = [here for here, want in ends if want in seen.get(here, set())]
     if confirmed:
         out.ok(f"{link.id}: LLDP confirms it from {' and '.join(str(e) for e in confirmed)}",
                link=link.id, expected=link.id, actual=link.id)
         return
-    old = [(here, stale[here]) for here, _ in ends if stale.get(here)]
-    if old:
-        where = "; ".join(f"at {here}: {_ages(entries)}" for here, entries in old)
-        out.warn(f"{link.id}: stale: LLDP cannot tell what is plugged in now, not judged: "
-                 f"{where} (entries older than the link's last change, or several "
-                 "neighbours on one port: LLDP keeps one it no longer hears until its TTL)",
-                 link=link.id,
-                 expected=link.id, actual="stale",
-                 hint="the neighbour has not been heard since the link last changed; "
-                 "`lldpcli update` on the Sparks (validate does it) and validate again, or "
-                 "check that the far end runs LLDP")
-        return
-    silent = [here.host for here, _ in ends if here.host in speaking]
-    if silent:
-        out.warn(f"{link.id}: no LLDP neighbor at {' or '.join(str(h) for h, _ in ends)} "
-                 f"although {', '.join(silent)} speaks LLDP", link=link.id,
-                 expected=link.id, actual=None,
-                 hint=f"is the cable {link.id} plugged in? (see link.twin_up)")
-    else:
+    if not any(here.host in speaking for here, _ in ends) and not any(
+            stale.get(here) for here, _ in ends) and not any(
+            here.host in out.facts.errors for here, _ in ends):
         out.skip(f"{link.id}: neither end reports LLDP neighbors (lldpd on the Sparks, "
                  "/ip/neighbor discovery on the switch)", link=link.id)
+        return
+    _unverified(link, ends, stale, speaking, out)
 
 
 @check("cabling.lldp")
 def check_lldp(intent: Intent, facts: Facts, out: Out) -> None:
-    """Judges each cable against fresh LLDP seen on both ends (stale entries warn, never
-    judge); names the move that fixes a miscabling."""
+    """Judges each cable against fresh LLDP seen on both ends (stale entries count neither
+    way; a cable without fresh evidence is an error); names the move that fixes a
+    miscabling."""
     for host in [h.name for h in intent.sparks]:
         out.spark(host)
     if intent.switch is not None:

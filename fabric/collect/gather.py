@@ -29,6 +29,7 @@ from fabric.collect.switch_facts import collect_switch_facts
 from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
+from fabric.neighbors import judge_lldpd, new_beacon
 from fabric.remote.burst import Script, ScriptOutput, exec_burst
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.runner import run
@@ -133,10 +134,11 @@ def open_host(task: Task, rows: HostProgress, beside: Beside) -> Result:
 
 
 def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
-                 families: Collection[str] | None) -> tuple[SparkFacts, Side]:
+                 families: Collection[str] | None, beacon: str | None
+                 ) -> tuple[SparkFacts, Side]:
     """The facts batch with `scripts`, side by side in one burst."""
     host = task.host.name
-    twins, used, commands = spark_batch(intent, host, families=families)
+    twins, used, commands = spark_batch(intent, host, families=families, beacon=beacon)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     started = now()
     # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,
@@ -151,11 +153,13 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
                        close: bool = True, narrow: bool = False,
                        families: Collection[str] | None = None,
                        beside: Beside | None = None,
-                       first: Mapping[str, Side] | None = None) -> Result:
+                       first: Mapping[str, Side] | None = None,
+                       beacon: str | None = None) -> Result:
     """Collect one host's facts with the task of its role, then close its connection (unless
     `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares;
-    `families`: only what those families judge. With `beside`, the result is a `Gathered`
-    (`first`: each host's first stage, already run)."""
+    `families`: only what those families judge; `beacon`: the LLDP beacon a Spark announces
+    (`fabric.neighbors`). With `beside`, the result is a `Gathered` (`first`: each host's
+    first stage, already run)."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
@@ -164,17 +168,25 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
         api = task.host.get_connection(connection, task.nornir.config)
         rows.update(host, "collecting")
         result: Any
-        if beside is None:
-            task_fn = collect_switch_facts if role == "switch" else collect_spark_facts
-            result = task_fn(task, intent, narrow=narrow, families=families).result
+
+        def waiting(what: str) -> None:
+            rows.update(host, what)
+
+        if role == "switch" and beside is None:
+            result = collect_switch_facts(task, intent, narrow=narrow, families=families,
+                                          on_wait=waiting).result
+        elif beside is None:
+            result = collect_spark_facts(task, intent, narrow=narrow, families=families,
+                                         beacon=beacon).result
         elif role == "switch":
             started = now()
-            facts = collect_switch_facts(task, intent, narrow=narrow, families=families).result
+            facts = collect_switch_facts(task, intent, narrow=narrow, families=families,
+                                         on_wait=waiting).result
             after = beside.switch(api) if beside.switch is not None else None
             result = Gathered(facts, Side(started, switch=after), (first or {}).get(host))
         else:
             scripts = beside.spark(host) if beside.spark is not None else ()
-            facts, side = _spark_burst(task, intent, scripts, families)
+            facts, side = _spark_burst(task, intent, scripts, families, beacon)
             result = Gathered(facts, side, (first or {}).get(host))
         rows.update(host, "[green]done", done=True)
         return Result(host=task.host, result=result, changed=False)
@@ -231,9 +243,11 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
         nr = nr.filter(filter_func=lambda h: h.name not in errors)
         if on_opened is not None:
             on_opened("connect, counters before")
+    beacon = new_beacon()
     got, failed = run(nr, collect_host_facts, hosts=[h for h in wanted if h not in errors],
                       intent=intent, rows=rows, close=nornir is None, narrow=narrow,
-                      families=families, beside=beside, first=first, name="collect_facts",
+                      families=families, beside=beside, first=first, beacon=beacon,
+                      name="collect_facts",
                       on_failed=nornir is not None, addressed=True, scrub=scrub)
     errors |= failed
     sparks: dict[str, SparkFacts] = {}
@@ -249,4 +263,4 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
             switch = result
     facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
                   sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
-    return facts, gathered
+    return judge_lldpd(intent, facts, beacon), gathered

@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from fabric.facts_builder import ABSENT_RC
+from fabric.neighbors import BEACON_OUI, BEACON_SUBTYPE
 from fabric.remote.batch import batch_script
 
 #: Pseudo-family of the rows `fabric.fingerprint` reads (a report's fingerprint, the gate).
@@ -109,41 +110,71 @@ def root_read(command: str, try_first: bool = True) -> str:
 
 _IPTABLES = root_read("iptables -S FORWARD", try_first=False)
 
-#: The longest the LLDP read waits for a cabled twin's neighbour to show up, seconds.
-LLDP_WAIT_S = 2.0
+#: The longest the LLDP read waits for a cabled twin's neighbour (or a Spark neighbour's
+#: beacon) to show up, seconds.
+LLDP_WAIT_S = 3.0
 _LLDP_STEP_S = 0.1
+#: A beacon value as `fabric.neighbors.new_beacon` makes it, safe in a shell word.
+_BEACON = re.compile(r"^[0-9A-F]{2}(,[0-9A-F]{2}){0,31}$")
 
 
-def lldp_command(cabled: Iterable[str] = ()) -> SparkCommand:
-    """Read the neighbours; where a cabled twin with carrier lists none yet, announce, wait
-    (bounded) until each does; read them as JSON.
+def _as_root(command: str) -> str:
+    """`command` as root: as is for root, else through `sudo -n`."""
+    return f"{{ if [ \"{_UID}\" = 0 ]; then {command}; else sudo -n {command}; fi; }}"
 
-    The wait only matters right after a link came up (lldpd forgets a port's neighbours
-    while it is down): a twin that has a neighbour, or has no carrier, is not waited for.
-    Then `lldpcli update` makes lldpd send an LLDPDU on every port now, so the neighbours
-    (the other Sparks' batches do the same, and the switch polls for them) hear each other
-    within a fraction of a second rather than a tx-interval. lldpd's control socket needs
-    root or group _lldpd: the user first, then `sudo -n` (as `root_read`); `update` lldpcli
-    offers to root alone (to a user who may read the socket it is an "incomplete command"),
-    so it goes through `sudo -n` unless the login is root. In steady state (every cabled twin
-    hears its neighbour) the row runs two `lldpcli` reads and nothing else.
+
+def beacon_command(beacon: str) -> SparkCommand:
+    """Announce `beacon`: lldpd's custom TLV (`fabric.neighbors.BEACON_OUI`) set to it, which
+    makes lldpd send an LLDPDU on every port at once; every neighbour's lldpd sees the frame
+    change and records it anew. Echoes the beacon when lldpd took it (its own message and a
+    non-zero exit otherwise). lldpd's `configure` is offered to root alone: `sudo -n`."""
+    if not _BEACON.match(beacon):
+        raise ValueError(f"not a beacon value: {beacon!r}")
+    oui = BEACON_OUI.lower()
+    configure = (f"lldpcli configure lldp custom-tlv replace oui {oui} subtype {BEACON_SUBTYPE}"
+                 f" oui-info {beacon}")
+    shell = ("command -v lldpcli >/dev/null 2>&1 || exit 127; "
+             f"o=$({_as_root(configure)} 2>&1) || {{ echo \"$o\"; exit 1; }}; echo {beacon}")
+    return SparkCommand("lldp_beacon", shell, None, "lldpcli",
+                        families=_fam("cabling", FINGERPRINT))
+
+
+def lldp_command(cabled: Iterable[str] = (), beacon: str | None = None,
+                 beacon_twins: Iterable[str] = ()) -> SparkCommand:
+    """Read the neighbours as JSON, once each cabled twin with carrier lists one and each of
+    `beacon_twins` (the twins cabled to another Spark) with carrier has heard `beacon`, or
+    after `LLDP_WAIT_S`.
+
+    Without a beacon (`fabric.neighbors`), where a twin lacks a neighbour, `lldpcli update`
+    makes lldpd send an LLDPDU on every port now, so the neighbours hear each other within a
+    fraction of a second rather than a tx-interval (with one, `beacon_command` announced).
+    lldpd's control socket needs root or group _lldpd: the user first, then `sudo -n` (as
+    `root_read`); `update` lldpcli offers to root alone. In steady state the row runs two
+    `lldpcli` reads and nothing else.
     """
-    devs = list(cabled)
-    for dev in devs:
+    devs, heard = list(cabled), list(beacon_twins)
+    for dev in devs + heard:
         if not NETDEV_NAME.match(dev):
             raise ValueError(f"not a netdev name: {dev!r}")
+    if beacon is not None and not _BEACON.match(beacon):
+        raise ValueError(f"not a beacon value: {beacon!r}")
     tries = int(LLDP_WAIT_S / _LLDP_STEP_S)
     read = "n=$($L -f keyvalue show neighbors 2>/dev/null)"
+    carrier = ("c=; { read -r c <\"/sys/class/net/$d/carrier\"; } 2>/dev/null; "
+               "[ \"$c\" = 1 ] || continue; ")
+    lacking = ("for d in " + " ".join(devs) + "; do " + carrier +
+               "case \"$n\" in *\"lldp.$d.via=\"*) ;; *) w=1;; esac; done; ") if devs else ""
+    unheard = ("for d in " + " ".join(heard) + "; do " + carrier +
+               "case \"$n\" in *\"lldp.$d.unknown-tlvs.unknown-tlv=" + beacon +
+               "\"*) ;; *) w=1;; esac; done; ") if beacon and heard else ""
+    announce = "" if beacon else (
+        _as_root("lldpcli update") + " >/dev/null 2>&1; ")
     missing = (
-        "missing() { w=0; for d in " + " ".join(devs) + "; do c=; "
-        "{ read -r c <\"/sys/class/net/$d/carrier\"; } 2>/dev/null; [ \"$c\" = 1 ] || continue; "
-        "case \"$n\" in *\"lldp.$d.via=\"*) ;; *) w=1;; esac; done; [ $w = 1 ]; }; "
-        "if missing; then "
-        "{ if [ \"" + _UID + "\" = 0 ]; then lldpcli update; else sudo -n lldpcli update; fi; } "
-        ">/dev/null 2>&1; "
+        "missing() { w=0; " + lacking + unheard + "[ $w = 1 ]; }; "
+        "if missing; then " + announce +
         f"i=0; while [ $i -lt {tries} ] && missing; do sleep {_LLDP_STEP_S}; i=$((i+1)); "
         f"{read}; done; fi; "
-    ) if devs else ""
+    ) if lacking or unheard else ""
     shell = (
         "command -v lldpcli >/dev/null 2>&1 || exit 127; L=lldpcli; "
         "n=$(lldpcli -f keyvalue show neighbors 2>/dev/null) || "
@@ -208,20 +239,32 @@ def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
     )
 
 
-def _with_lldp(rows: Iterable[SparkCommand], cabled: Iterable[str]) -> list[SparkCommand]:
-    wait = lldp_command(cabled)
-    return [wait if c.name == "lldpcli" else c for c in rows]
+def _with_lldp(rows: Iterable[SparkCommand], cabled: Iterable[str], beacon: str | None,
+               beacon_twins: Iterable[str]) -> list[SparkCommand]:
+    """`rows` with the LLDP read that waits for `cabled` (and `beacon` on `beacon_twins`),
+    announced by the beacon row just before it."""
+    wait = lldp_command(cabled, beacon, beacon_twins)
+    out: list[SparkCommand] = []
+    for c in rows:
+        if c.name == "lldpcli":
+            if beacon is not None:
+                out.append(beacon_command(beacon))
+            c = wait
+        out.append(c)
+    return out
 
 
 def spark_commands(twins: Iterable[str], cabled: Iterable[str] | None = None,
-                   families: Collection[str] | None = None) -> tuple[SparkCommand, ...]:
+                   families: Collection[str] | None = None, beacon: str | None = None,
+                   beacon_twins: Iterable[str] = ()) -> tuple[SparkCommand, ...]:
     """The batch for a Spark whose fabric twins are `twins`: every row (`families` None) or
     the rows those families need, whose per-twin rows are for the `cabled` twins only (no
     check judges a spare twin's ethtool or QoS); the LLDP read waits for the `cabled` ones
-    (default: all)."""
+    (default: all). With `beacon`, the host announces it (`beacon_command`) and the LLDP read
+    also waits until `beacon_twins` hear it from their Spark neighbours."""
     twins = list(twins)
     used = twins if cabled is None else list(cabled)
-    rows = _with_lldp(HOST_COMMANDS, used)
+    rows = _with_lldp(HOST_COMMANDS, used, beacon, beacon_twins)
     for netdev in twins if families is None else [t for t in twins if t in used]:
         rows.extend(twin_commands(netdev))
     return tuple(c for c in rows if c.wanted(families))
@@ -232,12 +275,13 @@ GATE_COMMANDS: tuple[str, ...] = tuple(c.name for c in HOST_COMMANDS
                                        if c.wanted({FINGERPRINT}))
 
 
-def gate_commands(twins: Iterable[str]) -> tuple[SparkCommand, ...]:
-    """The narrow batch `fabric gate` runs: the `FINGERPRINT` rows (links, addresses, LLDP,
-    GIDs, `ethtool` for the speed) of the cabled `twins` only; the same rows as the full
-    batch, so the same builder reads it."""
+def gate_commands(twins: Iterable[str], beacon: str | None = None,
+                  beacon_twins: Iterable[str] = ()) -> tuple[SparkCommand, ...]:
+    """The narrow batch `fabric gate` runs: the `FINGERPRINT` rows (links, addresses, LLDP
+    with its beacon, GIDs, `ethtool` for the speed) of the cabled `twins` only; the same rows
+    as the full batch, so the same builder reads it."""
     twins = list(twins)
-    return spark_commands(twins, twins, {FINGERPRINT})
+    return spark_commands(twins, twins, {FINGERPRINT}, beacon, beacon_twins)
 
 
 #: Run first in the batch's own shell: a plain C locale without pagers, the sbin directories,

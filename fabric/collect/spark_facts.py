@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -17,7 +16,6 @@ from fabric.collect.spark_commands import (
 from fabric.facts import SparkFacts
 from fabric.facts_builder import Section, build_spark_facts
 from fabric.intent.model import Intent
-from fabric.neighbors import endpoint, mark_stale
 from fabric.remote.batch import require_all, split_batch
 from fabric.remote.exec import exec_script
 
@@ -47,39 +45,39 @@ def read_sections(commands: Sequence[SparkCommand], raw: str) -> dict[str, Secti
     return {j.name: Section(j.name, j.text.rstrip("\n"), j.exit_code or 0) for j in jobs}
 
 
-def with_fresh_neighbors(intent: Intent, facts: SparkFacts) -> SparkFacts:
-    """The facts with each stale LLDP entry marked (`fabric.neighbors.mark_stale`; lldpd's
-    ages count from when it learned an entry)."""
-    fresh = mark_stale(facts.neighbors,
-                       lambda n: endpoint(intent, n.system_name, n.port_id),
-                       by_last_frame=False)
-    return dataclasses.replace(facts, neighbors=fresh)
+def beacon_twins(intent: Intent, host: str) -> list[str]:
+    """The host's cabled twins whose cable leads to another Spark (they hear its beacon)."""
+    return [i.netdev for i in intent.interfaces(host)
+            if intent.hosts[i.peer.host].role == "spark"]
 
 
 def spark_batch(intent: Intent, host: str, narrow: bool = False,
-                families: Collection[str] | None = None) -> tuple[list[str], list[str],
-                                                                  tuple[SparkCommand, ...]]:
+                families: Collection[str] | None = None, beacon: str | None = None
+                ) -> tuple[list[str], list[str], tuple[SparkCommand, ...]]:
     """(twins the builder reads, cabled twins, the batch) for one Spark: the gate's narrow
-    batch, the rows `families` need, or (None) every row."""
+    batch, the rows `families` need, or (None) every row; with `beacon`, announced and waited
+    for (`spark_commands.beacon_command`)."""
     twins, used = spark_twins(intent, host)
+    heard = beacon_twins(intent, host) if beacon is not None else []
     if narrow:
-        return used, used, gate_commands(used)
-    return twins, used, spark_commands(twins, used, families)
+        return used, used, gate_commands(used, beacon, heard)
+    return twins, used, spark_commands(twins, used, families, beacon, heard)
 
 
 def build_from_transcript(intent: Intent, host: str, twins: Sequence[str],
                           used: Sequence[str], commands: Sequence[SparkCommand],
                           raw: str) -> SparkFacts:
-    """SparkFacts from one batch transcript, stale LLDP entries marked."""
-    facts = build_spark_facts(host, twins, read_sections(commands, raw), commands, used)
-    return with_fresh_neighbors(intent, facts)
+    """SparkFacts from one batch transcript (which LLDP entries are fresh is judged once
+    every host's facts are in: `fabric.neighbors.judge_lldpd`)."""
+    return build_spark_facts(host, twins, read_sections(commands, raw), commands, used)
 
 
 def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
                         narrow: bool = False,
-                        families: Collection[str] | None = None) -> Result:
+                        families: Collection[str] | None = None,
+                        beacon: str | None = None) -> Result:
     """Collect SparkFacts: links, addresses, routes, ethtool per twin, RDMA map and GIDs,
-    LLDP neighbors (announced and read fresh, stale entries marked), versions, time sync,
+    LLDP neighbors (`beacon` announced first and waited for), versions, time sync,
     FORWARD policy, QoS - one login, one batch.
 
     `families`: only the rows those check families need (`SparkCommand.families`; None: all).
@@ -88,7 +86,7 @@ def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
     Missing tools and unparseable sections are recorded in the facts (`missing`, `notes`); a
     broken session raises and fails the host.
     """
-    twins, used, commands = spark_batch(intent, task.host.name, narrow, families)
+    twins, used, commands = spark_batch(intent, task.host.name, narrow, families, beacon)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     raw = run_batch(conn, render_script(commands), read_timeout)
     facts = build_from_transcript(intent, task.host.name, twins, used, commands, raw)

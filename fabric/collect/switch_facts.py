@@ -1,23 +1,24 @@
 """Nornir task: the CRS804's facts over the RouterOS API (connection plugin `routeros_api`).
 
 LLDP (`/ip/neighbor`) is read last and fresh: a cabled lane that is running but lists no
-current neighbour yet (the Sparks announce themselves in their own batches, in parallel) is
-polled for, bounded by `LLDP_WAIT_S`; entries older than the lane's last link-up
-(`last-link-up-time`, where RouterOS reports it) or superseded by a younger neighbour are
-marked stale (`fabric.neighbors`).
+fresh neighbour yet (the Sparks announce themselves in their own batches, in parallel) is
+polled for, bounded by `SWITCH_LLDP_WAIT_S`, with the lanes waited for shown as progress;
+entries not certainly heard after the lane's last link change (`last-link-up-time` and
+`last-link-down-time`, where RouterOS reports them) are marked stale (`fabric.neighbors`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import FINGERPRINT, LLDP_WAIT_S
+from fabric.collect.spark_commands import FINGERPRINT
 from fabric.facts import BridgeFact, LaneFact, NeighborFact, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import age_seconds, endpoint, mark_stale
@@ -38,6 +39,9 @@ READS: dict[str, frozenset[str]] = {
 #: Who needs the switch's QoS menus (`read_switch_qos`, where the topology is lossless):
 #: qos, and counters (pause frames are expected on the lanes' PFC classes).
 QOS_FAMILIES = frozenset({"qos", "counters"})
+#: The longest the switch read waits for fresh LLDP on its running cabled lanes, seconds: a
+#: lane that changed a moment ago needs its neighbour heard `ROS_MARGIN_S` after the change.
+SWITCH_LLDP_WAIT_S = 6.0
 
 
 def _bool(value: str | None) -> bool | None:
@@ -135,35 +139,43 @@ def _when(date_time: str) -> datetime | None:
 
 
 def link_ages(iface: Mapping[str, Row], clock: Row) -> dict[str, float]:
-    """Seconds since each interface's last link-up, from `/interface` `last-link-up-time` and
-    `/system/clock` (the switch's own clock on both sides); interfaces without it are absent."""
+    """Seconds since each interface's last link change (the later of `last-link-up-time` and
+    `last-link-down-time` in `/interface`) by `/system/clock` (the switch's own clock on both
+    sides); interfaces that report neither are absent."""
     now = _when(f"{clock.get('date', '')} {clock.get('time', '')}")
     if now is None:
         return {}
     out: dict[str, float] = {}
     for name, row in iface.items():
-        up = _when(row.get("last-link-up-time") or "")
-        if up is not None and up <= now:
-            out[name] = (now - up).total_seconds()
+        times = [t for key in ("last-link-up-time", "last-link-down-time")
+                 if (t := _when(row.get(key) or "")) is not None and t <= now]
+        if times:
+            out[name] = (now - max(times)).total_seconds()
     return out
 
 
 def _fresh_neighbors(api: Any, intent: Intent, waited: Iterable[str],
-                     link_age: Mapping[str, float],
-                     first: list[dict[str, str]] | None = None) -> tuple[NeighborFact, ...]:
-    """`/ip/neighbor` (`first`: its first read, already made), stale entries marked; re-read
-    (bounded by LLDP_WAIT_S) while a lane in `waited` lists no current neighbour yet and
-    others do (no lane with one: LLDP is not spoken here, nothing to wait for)."""
-    deadline = time.monotonic() + LLDP_WAIT_S
+                     link_age: Mapping[str, float], first: list[dict[str, str]] | None = None,
+                     on_wait: Callable[[str], None] | None = None) -> tuple[NeighborFact, ...]:
+    """`/ip/neighbor` (`first`: its first read, made with the `link_age` read), stale entries
+    marked; re-read (bounded by SWITCH_LLDP_WAIT_S, `on_wait` told which lanes it waits for)
+    while a lane in `waited` lists no fresh neighbour yet and others do (no lane with one:
+    LLDP is not spoken here, nothing to wait for)."""
+    start = time.monotonic()
+    deadline = start + SWITCH_LLDP_WAIT_S
     want = set(waited)
     while True:
         rows = first if first is not None else _rows(api, "/ip/neighbor")
         first = None
+        since = time.monotonic() - start  # the link ages were read at the start
         found = mark_stale(build_neighbors(rows),
-                           lambda n: endpoint(intent, n.system_name, n.port_id), link_age)
+                           lambda n: endpoint(intent, n.system_name, n.port_id),
+                           {lane: age + since for lane, age in link_age.items()})
         heard = {n.local_port for n in found if not n.stale}
         if not heard or want <= heard or time.monotonic() >= deadline:
             return found
+        if on_wait is not None:
+            on_wait("waiting for fresh LLDP on " + ", ".join(sorted(want - heard)))
         time.sleep(0.1)
 
 
@@ -173,7 +185,8 @@ def _cabled(intent: Intent) -> list[str]:
 
 
 def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
-                         families: Collection[str] | None = None) -> Result:
+                         families: Collection[str] | None = None,
+                         on_wait: Callable[[str], None] | None = None) -> Result:
     """Collect SwitchFacts: identity, version and board, every lane's settings and state
     (`monitor once` on all of them, in one call), bridges with their ports and hw-offload,
     LLDP neighbors (fresh, stale entries marked), whether LLDP discovery is on and, where
@@ -211,13 +224,15 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     monitoring = _monitor_async(api, names)
     neighbors_read = api.get_resource("/ip/neighbor").get_async()
     clock_read = api.get_resource("/system/clock").get_async() if any(
-        "last-link-up-time" in r for r in iface.values()) else None
+        "last-link-up-time" in r or "last-link-down-time" in r for r in iface.values()) else None
     monitor = _monitor_rows(names, monitoring)
     first_neighbors = [dict(r) for r in neighbors_read.get()]
     clock = next(iter(dict(r) for r in clock_read.get()), {}) if clock_read else {}
+    ages = link_ages(iface, clock)
     lanes = {
-        r["name"]: build_lane(r, iface.get(r["name"], {}), monitor.get(r["name"], {}),
-                              ports.get(r["name"]))
+        r["name"]: dataclasses.replace(
+            build_lane(r, iface.get(r["name"], {}), monitor.get(r["name"], {}),
+                       ports.get(r["name"])), link_change_age_s=ages.get(r["name"]))
         for r in eth
     }
     running = [name for name in cabled if name in lanes and lanes[name].running]
@@ -238,7 +253,7 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
                        ports=tuple(p for p, row in ports.items() if row.get("bridge") == b["name"]))
             for b in bridges),
         neighbors=_fresh_neighbors(api, intent, running if lldp_on is not False else [],
-                                   link_ages(iface, clock), first_neighbors),
+                                   ages, first_neighbors, on_wait),
         lldp_enabled=lldp_on,
         qos=qos,
     )

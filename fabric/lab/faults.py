@@ -41,7 +41,7 @@ from typing import Any
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.intent.model import Endpoint, Intent, Link
-from fabric.lab import cabling, labfiles, lldp, mgmt, names, ns, registry, sshd, timesync
+from fabric.lab import cabling, labfiles, mgmt, names, ns, registry, sshd, timesync
 from fabric.lab.registry import LabInfo
 
 DEGRADED_MBIT = 1000
@@ -171,26 +171,6 @@ def _set_tbf(netns: str, dev: str, tbf: dict[str, Any] | None) -> None:
             "burst", str(max(int(tbf["burst"]), 1 << 20)), "latency", "50ms"])
 
 
-def _refresh_lldp(ctx: _Ctx, hosts: set[str]) -> None:
-    """Restart lldpd on `hosts` (forgetting stale neighbours) and make everyone announce."""
-    for host in sorted(hosts):
-        h = ctx.info.hosts[host]
-        if "lldpd" not in h.pids:
-            continue
-        ns.kill_all([h.pids["lldpd"]])
-        hd = ctx.info.dir / "hosts" / host
-        ifs = (registry.read_record(ctx.info.name) or {})["hosts"][host]["fabric_ifs"]
-        pid = lldp.start(h.pids["holder"], host, ifs, h.mgmt_ip,
-                         hd / "lldpd.conf", ctx.info.dir / "logs" / f"{host}.lldpd.log")
-        registry.set_pid(ctx.info.name, host, "lldpd", pid)
-    _announce_all(ctx)
-
-
-def _announce_all(ctx: _Ctx) -> None:
-    lldp.announce_all({h.name: h.pids["holder"] for h in ctx.info.hosts.values()
-                       if "lldpd" in h.pids})
-
-
 # --- the faults ------------------------------------------------------------------------------
 
 def _mtu(ctx: _Ctx, target: str) -> Fault:
@@ -221,7 +201,6 @@ def _link_down(ctx: _Ctx, target: str) -> Fault:
 
 def _undo_link_down(ctx: _Ctx, u: dict[str, Any]) -> None:
     ns.run(["ip", "-n", ctx.netns(u["host"]), "link", "set", "dev", u["dev"], "up"])
-    _announce_all(ctx)
 
 
 def _degrade(ctx: _Ctx, target: str) -> Fault:
@@ -261,7 +240,6 @@ def _swap(ctx: _Ctx, target: str) -> Fault:
         _repair(ctx, [(a.host, a.port, pb.host, pb.port), (b.host, b.port, pa.host, pa.port)])
         undo = {"repair": [[a.host, a.port, pa.host, pa.port], [b.host, b.port, pb.host, pb.port]]}
         hosts = {a.host, b.host, pa.host, pb.host}
-    _refresh_lldp(ctx, hosts)
     return Fault("swap", target, f"cables {la.id} and {lb.id} re-paired", {**undo,
                  "hosts": sorted(hosts)})
 
@@ -272,11 +250,13 @@ def _undo_swap(ctx: _Ctx, u: dict[str, Any]) -> None:
         _swap_names(ctx.netns(sw), a, b)
     else:
         _repair(ctx, [tuple(x) for x in u["repair"]])
-    _refresh_lldp(ctx, set(u["hosts"]))
 
 
 def _swap_names(netns: str, a: str, b: str) -> None:
-    """Exchange two netdevs' names (the cables move, each name keeps its MTU and bridge)."""
+    """Exchange two netdevs' names (the cables move, each name keeps its MTU and bridge): both
+    lanes down, the cables moved, both up, as a person re-plugs two DACs. Nothing restarts and
+    no LLDP table is touched: both ends keep the neighbour learned before the move until its
+    TTL, as in the field."""
     ia, ib = _link_info(netns, a), _link_info(netns, b)
     tmp = "fl-swap-tmp"
     lines = [f"link set {a} down", f"link set {b} down", f"link set {a} name {tmp}",
@@ -533,7 +513,6 @@ def _undo_flap(ctx: _Ctx, u: dict[str, Any]) -> None:
     if _is_flapper(int(u["pid"]), u["dev"]):
         ns.kill_all([int(u["pid"])])
     ns.run(["ip", "-n", ctx.netns(u["host"]), "link", "set", "dev", u["dev"], "up"])
-    _announce_all(ctx)
 
 
 def flap_forever(dev: str, down_s: float, period_s: float) -> int:

@@ -91,7 +91,7 @@ def test_a_narrowed_switch_read_judges_its_family_as_the_full_one(
     import routeros_api
 
     # lanes that run without an LLDP neighbour here: do not poll the full 2 s for them
-    monkeypatch.setattr("fabric.collect.switch_facts.LLDP_WAIT_S", 0.2)
+    monkeypatch.setattr("fabric.collect.switch_facts.SWITCH_LLDP_WAIT_S", 0.2)
 
     pool = routeros_api.RouterOsApiPool("127.0.0.1", username=USER, password=PASSWORD,
                                         port=emulator.port, plaintext_login=True)

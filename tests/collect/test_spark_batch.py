@@ -145,3 +145,67 @@ def test_gate_batch_is_narrow() -> None:
                      "ethtool:enp1s0f0np0", "ethtool:enP2p1s0f0np0"]
     with pytest.raises(ValueError, match="not a netdev"):
         lldp_command(["eth0; reboot"])
+
+
+FAKE_BEACON_LLDPCLI = """#!/bin/sh
+# logs each call; lo lists a neighbour at once, and its beacon from the {ready}th keyvalue
+# read on; `configure` exits {configure_rc} with a message when non-zero
+echo "$*" >> "{log}"
+case "$*" in
+  "-f keyvalue show neighbors")
+    n=$(grep -c keyvalue "{log}")
+    echo "lldp.lo.via=LLDP"
+    [ "$n" -ge {ready} ] && echo "lldp.lo.unknown-tlvs.unknown-tlv=0A,0B,0C,0D"; exit 0;;
+  "-f json show neighbors") echo '{{"lldp": {{}}}}'; exit 0;;
+  configure*) [ {configure_rc} = 0 ] || {{ echo "lldpcli: unknown command"; exit 1; }};;
+esac
+exit 0
+"""
+
+
+def _run_row(tmp_path: Path, shell: str, ready: int = 1, configure_rc: int = 0
+             ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    log = tmp_path / "calls"
+    log.touch()
+    fake = tmp_path / "bin" / "lldpcli"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(FAKE_BEACON_LLDPCLI.format(log=log, ready=ready, configure_rc=configure_rc))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "U": "0"}
+    done = subprocess.run(["sh", "-c", shell], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+    return done, log.read_text().splitlines()
+
+
+def test_beacon_row_sets_the_custom_tlv_and_echoes_it(tmp_path: Path) -> None:
+    from fabric.collect.spark_commands import beacon_command
+
+    done, calls = _run_row(tmp_path, beacon_command("0A,0B,0C,0D").shell)
+    assert done.returncode == 0 and done.stdout.strip() == "0A,0B,0C,0D"
+    assert calls == ["configure lldp custom-tlv replace oui 0a,66,62 subtype 1 "
+                     "oui-info 0A,0B,0C,0D"]
+    (tmp_path / "x").mkdir()
+    failed, _ = _run_row(tmp_path / "x", beacon_command("0A,0B,0C,0D").shell, configure_rc=1)
+    assert failed.returncode == 1
+    assert failed.stdout.strip() == "lldpcli: unknown command"  # the builder records it
+    with pytest.raises(ValueError, match="not a beacon"):
+        beacon_command("0A; reboot")
+
+
+@pytest.mark.skipif(not Path("/sys/class/net/lo/carrier").exists(), reason="no sysfs")
+def test_lldp_read_waits_for_a_spark_neighbours_beacon(tmp_path: Path) -> None:
+    """lo (carrier) faces a Spark: its neighbour is listed at once, but the read waits until
+    the entry carries this run's beacon; with a beacon there is no `lldpcli update`."""
+    row = lldp_command(["lo"], "0A,0B,0C,0D", ["lo"])
+    done, calls = _run_row(tmp_path, row.shell, ready=3)
+    kv = "-f keyvalue show neighbors"
+    assert done.returncode == 0
+    assert calls == [kv, kv, kv, "-f json show neighbors"]
+
+
+def test_the_batch_announces_before_it_reads_lldp() -> None:
+    from fabric.collect.spark_commands import spark_commands
+
+    names = [c.name for c in spark_commands(["enp1s0f0np0"], beacon="0A,0B")]
+    assert names.index("lldp_beacon") + 1 == names.index("lldpcli")
+    assert "lldp_beacon" not in [c.name for c in spark_commands(["enp1s0f0np0"])]

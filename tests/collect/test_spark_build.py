@@ -117,3 +117,21 @@ def test_cuda_toolkit_from_version_json_or_nvcc() -> None:
     sections["cuda_toolkit"] = Section("cuda_toolkit", "", 127)  # the script: `exit 127`
     facts = build_spark_facts("s", TWINS, sections, CMDS)
     assert facts.versions.cuda is None and "cuda toolkit" in facts.missing
+
+
+def test_beacon_of_each_neighbour_and_of_the_host() -> None:
+    """A ring4 lab Spark's real lldpcli JSON (captured after a collection announced beacon
+    38,34,25,AC): every neighbour carries it; the beacon row's echo is the host's own. A
+    failed announcement is a note and no beacon."""
+    cmds = spark_commands(TWINS, beacon="38,34,25,AC")
+    sections = sections_of(fixture("lab_star4_spark01.transcript"))
+    sections["lldpcli"] = Section("lldpcli", fixture("lab_ring4_lldpcli_beacon.json"), 0)
+    sections["lldp_beacon"] = Section("lldp_beacon", "38,34,25,AC", 0)
+    facts = build_spark_facts("spark01", TWINS, sections, cmds)
+    assert len(facts.neighbors) == 8 and facts.lldp_beacon == "38,34,25,AC"
+    assert {n.beacon for n in facts.neighbors} == {"38,34,25,AC"}
+    assert {n.system_name for n in facts.neighbors} == {"spark02", "spark04"}
+    sections["lldp_beacon"] = Section("lldp_beacon", "sudo: a password is required", 1)
+    failed = build_spark_facts("spark01", TWINS, sections, cmds)
+    assert failed.lldp_beacon is None
+    assert any(n.startswith("lldp_beacon: exit 1: sudo") for n in failed.notes)
