@@ -138,6 +138,7 @@ class Limit:
 
     max_count: int = 0
     max_ratio: float | None = None  # set: the limit is this fraction of the packet delta
+    floor: int = 0  # with a ratio: never less than this many (a small sample means nothing)
     over: Status = "fail"  # the status of a delta above the limit
 
 
@@ -194,28 +195,35 @@ def judge_port(before: PortCounters, after: PortCounters, signals: Iterable[Sign
             delta = _delta(before, after, c.source, c.name)
             if delta is None:
                 continue
-            allowed = _allowed(before, after, c, limit)
+            allowed, floored = _allowed(before, after, c, limit)
             verdict.judged[c.key] = delta
             verdict.limits[c.key] = allowed
             if delta < 0:
                 verdict.over.append(f"{c.name} went backwards by {-delta} (counter reset: "
                                     "netdev re-created or driver reloaded?)")
             elif delta > allowed:
-                verdict.over.append(f"{c.name} +{delta} ({_limit_text(c, limit, allowed)})")
+                verdict.over.append(
+                    f"{c.name} +{delta} ({_limit_text(c, limit, allowed, floored)})")
     return verdict
 
 
-def _allowed(before: PortCounters, after: PortCounters, c: Counter, limit: Limit) -> float:
+def _allowed(before: PortCounters, after: PortCounters, c: Counter, limit: Limit
+             ) -> tuple[float, bool]:
+    """The most the counter may grow, and whether the floor (not the ratio) set it."""
     if limit.max_ratio is None:
-        return limit.max_count
+        return limit.max_count, False
     packets = next((d for s, n in c.per if (d := _delta(before, after, s, n)) is not None), 0)
-    return limit.max_ratio * max(packets, 0)
+    by_ratio = limit.max_ratio * max(packets, 0)
+    return max(by_ratio, float(limit.floor)), by_ratio < limit.floor
 
 
-def _limit_text(c: Counter, limit: Limit, allowed: float) -> str:
+def _limit_text(c: Counter, limit: Limit, allowed: float, floored: bool) -> str:
     if limit.max_ratio is None:
         return f"max {limit.max_count}"
     per = next((n for _, n in c.per), "packets")
+    if floored:
+        return (f"max {limit.floor}, the floor: {limit.max_ratio:g} of so few {per} "
+                "means nothing")
     return f"max {limit.max_ratio:g} of {per} = {allowed:g}"
 
 
@@ -357,9 +365,11 @@ def check_errors(intent: Intent, facts: Facts, out: Out) -> None:
 @check("counters.drops")
 def check_drops(intent: Intent, facts: Facts, out: Out) -> None:
     """Judges discards and drops during the probes as a share of the packets the same
-    counters saw, against the profile's drops_max_ratio."""
+    counters saw, against the profile's drops_max_ratio, never below its drops_floor (on a
+    lane that carried no test, 2 drops of 9 frames are no evidence)."""
+    thresholds = _t(intent)
     _run(intent, facts, out, "drops", HOST_DROPS, LANE_DROPS,
-         Limit(max_ratio=_t(intent).drops_max_ratio),
+         Limit(max_ratio=thresholds.drops_max_ratio, floor=thresholds.drops_floor),
          "{port} dropped packets under load on {link}: rx_out_of_buffer means the host did "
          "not post buffers in time (IRQ affinity, ring size: ethtool -G); rx_discards_phy / "
          "rx-drop mean the port buffer overflowed (incast, flow control)")

@@ -11,9 +11,10 @@ Conventions the rows rely on:
 - `empty_ok`: empty output means "nothing there" (no RDMA devices), not a parse error;
 - fallbacks (sysfs GIDs, timedatectl) always run: they are cheap reads, and the builder takes
   the primary section when it parsed and the fallback otherwise;
-- LLDP is read fresh (`lldp_command`): where a cabled twin with carrier lists no neighbour
-  yet, the Spark announces itself (`lldpcli update`, so every neighbour hears it now) and
-  waits, bounded, until each does; then it reads.
+- LLDP is read fresh: the Spark first announces the collection's beacon (`beacon_command`:
+  every neighbour hears it now, and lldpd records the changed frame anew), then the read
+  (`lldp_command`) waits, bounded, until each cabled twin with carrier lists a neighbour and
+  each twin cabled to another Spark has heard that Spark's beacon.
 
 Each row names the check `families` that judge what it reads (and the probes that need it:
 `bw` and `nccl` pick RoCE GIDs, `counters` maps twins to RDMA devices). `FINGERPRINT` marks

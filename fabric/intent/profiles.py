@@ -15,12 +15,14 @@ class CounterThresholds:
     """The most a healthy link's counters may grow over one validation run (`counters.*`).
 
     Counts are deltas between the snapshots taken before and after the active probes; the
-    drop limit is a fraction of the packets the same counter source saw in that window.
+    drop limit is a fraction of the packets the same counter source saw in that window, and
+    never less than `drops_floor` (a ratio over a handful of frames is not evidence).
     """
 
     flaps_max: int = 0  # carrier changes, link-down events, RouterOS link-downs
     errors_max: int = 0  # CRC, symbol, FEC-uncorrectable, FCS, rx/tx errors
     drops_max_ratio: float = 0.0  # dropped / packets, per counter and direction
+    drops_floor: int = 0  # the fewest drops that may fail: below it the sample is too small
     retrans_max: int = 0  # RoCE retransmission events (hw_counters)
     pause_max: int = 0  # pause frames on priorities without PFC
     pause_status: str = "warn"  # what pause frames above pause_max give: "warn" or "fail"

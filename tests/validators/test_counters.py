@@ -253,6 +253,23 @@ def test_drops_are_judged_as_a_share_of_the_packets() -> None:
     assert "tx-drop +500 (max 1e-06 of tx-packet = 10)" in r.message
 
 
+def test_drops_on_a_lane_that_carried_almost_nothing_are_judged_against_the_floor() -> None:
+    """An idle lane (spark04 unreachable: no test ran over it) saw 9 frames and dropped 2:
+    the ratio alone would fail it (0.22 > 1e-6), the profile's floor says a sample that
+    small means nothing; a real burst of drops on it still fails, naming the floor."""
+    it = builder.intent("star4")
+    floor = it.profile.counters.drops_floor
+    assert floor == 10
+    lane = "qsfp56-dd-4-1"
+    idle = bump(bump(healthy(it), "crs804", lane, ETHERNET, "rx-packet", 9 - PACKETS),
+                "crs804", lane, ETHERNET, "rx-drop", 2)
+    failures(it, idle)
+    busy = bump(bump(healthy(it), "crs804", lane, ETHERNET, "rx-packet", 9 - PACKETS),
+                "crs804", lane, ETHERNET, "rx-drop", floor + 1)
+    r = _one_failure(it, busy, "counters.drops", "crs804", link_id(it, "spark04"))
+    assert f"rx-drop +{floor + 1} (max {floor}, the floor" in r.message, r.message
+
+
 def test_rx_out_of_buffer_counts_as_drops() -> None:
     it = builder.intent("star4")
     _one_failure(it, bump(healthy(it), "spark01", twin(it, "spark01", 1), ETHTOOL,
@@ -456,8 +473,8 @@ def test_facts_with_counters_round_trip_through_json() -> None:
 
 def test_thresholds_are_profile_data() -> None:
     assert get_profile("cx7-200g").counters == CounterThresholds(
-        flaps_max=0, errors_max=0, drops_max_ratio=1e-6, retrans_max=0, pause_max=0,
-        pause_status="warn")
+        flaps_max=0, errors_max=0, drops_max_ratio=1e-6, drops_floor=10, retrans_max=0,
+        pause_max=0, pause_status="warn")
     assert get_profile("veth").counters.drops_max_ratio == 1e-3
     with pytest.raises(ValueError, match="pause_status"):
         CounterThresholds(pause_status="maybe")
