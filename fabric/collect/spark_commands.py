@@ -115,6 +115,8 @@ _IPTABLES = root_read("iptables -S FORWARD", try_first=False)
 #: beacon) to show up, seconds.
 LLDP_WAIT_S = 3.0
 _LLDP_STEP_S = 0.1
+#: Steps between announcements while a Spark neighbour's beacon is awaited (1 s).
+_REANNOUNCE_STEPS = 10
 #: A beacon value as `fabric.neighbors.new_beacon` makes it, safe in a shell word.
 _BEACON = re.compile(r"^[0-9A-F]{2}(,[0-9A-F]{2}){0,31}$")
 
@@ -148,7 +150,8 @@ def lldp_command(cabled: Iterable[str] = (), beacon: str | None = None,
 
     Without a beacon (`fabric.neighbors`), where a twin lacks a neighbour, `lldpcli update`
     makes lldpd send an LLDPDU on every port now, so the neighbours hear each other within a
-    fraction of a second rather than a tx-interval (with one, `beacon_command` announced).
+    fraction of a second rather than a tx-interval (with one, `beacon_command` announced, and
+    the wait announces again each second while a Spark neighbour's beacon is unheard).
     lldpd's control socket needs root or group _lldpd: the user first, then `sudo -n` (as
     `root_read`); `update` lldpcli offers to root alone. In steady state the row runs two
     `lldpcli` reads and nothing else.
@@ -168,13 +171,17 @@ def lldp_command(cabled: Iterable[str] = (), beacon: str | None = None,
     unheard = ("for d in " + " ".join(heard) + "; do " + carrier +
                "case \"$n\" in *\"lldp.$d.unknown-tlvs.unknown-tlv=" + beacon +
                "\"*) ;; *) w=1;; esac; done; ") if beacon and heard else ""
-    announce = "" if beacon else (
-        _as_root("lldpcli update") + " >/dev/null 2>&1; ")
+    update = _as_root("lldpcli update") + " >/dev/null 2>&1; "
+    announce = "" if beacon else update
+    # with a beacon, announce again each second while a Spark neighbour is unheard: a frame
+    # sent before a just re-plugged peer's lldpd listened again is lost, and the peer's own
+    # wait re-announces the same way
+    again = (f"[ $((i % {_REANNOUNCE_STEPS})) = 0 ] && {update}") if beacon and heard else ""
     missing = (
         "missing() { w=0; " + lacking + unheard + "[ $w = 1 ]; }; "
         "if missing; then " + announce +
         f"i=0; while [ $i -lt {tries} ] && missing; do sleep {_LLDP_STEP_S}; i=$((i+1)); "
-        f"{read}; done; fi; "
+        f"{again}{read}; done; fi; "
     ) if lacking or unheard else ""
     shell = (
         "command -v lldpcli >/dev/null 2>&1 || exit 127; L=lldpcli; "

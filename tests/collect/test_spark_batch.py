@@ -201,6 +201,10 @@ def test_lldp_read_waits_for_a_spark_neighbours_beacon(tmp_path: Path) -> None:
     kv = "-f keyvalue show neighbors"
     assert done.returncode == 0
     assert calls == [kv, kv, kv, "-f json show neighbors"]
+    # unheard for longer: announced again each second (10 steps), the wait still bounded
+    (tmp_path / "y").mkdir()
+    done, calls = _run_row(tmp_path / "y", row.shell, ready=15)
+    assert calls == [kv] * 10 + ["update"] + [kv] * 5 + ["-f json show neighbors"]
 
 
 def test_the_batch_announces_before_it_reads_lldp() -> None:
