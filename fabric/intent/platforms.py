@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -100,6 +100,8 @@ class RoceQos:
     pfc_profile: str
     trust_l3: str
     queues: dict[int, dict[str, str]]
+    #: what a missing queue property costs, by property (said in the plan when not sent)
+    absent_costs: dict[str, str] = field(default_factory=dict)
 
     @property
     def pfc_bits(self) -> str:
@@ -117,7 +119,8 @@ def roce_qos() -> RoceQos:
     raw = dict(_raw()["roce_qos"])
     queues = {int(tc): {str(k): str(v) for k, v in q.items()}
               for tc, q in raw.pop("queues").items()}
-    return RoceQos(queues=queues, **raw)
+    costs = {str(k): " ".join(str(v).split()) for k, v in raw.pop("absent_costs", {}).items()}
+    return RoceQos(queues=queues, absent_costs=costs, **raw)
 
 
 #: Top-level keys of platforms.yaml that are not switch models.

@@ -395,7 +395,13 @@ def _switch_qos(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
     if left:
         notes.append(f"qos: lossless: port QoS left as it is on {', '.join(left)}: its Spark "
                      "is not part of this push or cannot take its half (both ends or neither)")
-    calls = qos.switch_qos_calls(intent, facts.version, snap.rows, lanes)
+    absent: list[str] = []
+    calls = qos.switch_qos_calls(intent, facts.version, snap.rows, lanes, absent)
+    for where in absent:
+        prop = where.rsplit(": ", 1)[-1]
+        cost = roce_qos().absent_costs.get(prop, "the recipe's setting is left to the chip")
+        notes.append(f"qos: lossless: {where} is not a property of this switch (its own row "
+                     f"lacks it): not sent; {cost}")
     if any(c.path == QUEUE for c in calls):
         notes.append("changing tx-manager queues halts the switch's transmission while the "
                      "change is offloaded: expect a brief loss on every port (MikroTik manual)")

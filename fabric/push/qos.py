@@ -122,9 +122,11 @@ def _differs(have: str | None, want: str) -> bool:
 
 
 def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[str, str]]],
-                     lanes: Iterable[str]) -> list[ApiCall]:
+                     lanes: Iterable[str], absent: list[str] | None = None) -> list[ApiCall]:
     """The API calls that give the switch the lossless profile for the RouterOS `version`,
-    with port QoS on `lanes` (the Spark-facing lanes whose Spark takes its half too)."""
+    with port QoS on `lanes` (the Spark-facing lanes whose Spark takes its half too). A
+    wanted queue property that the switch's own row of that queue does not show is not sent;
+    it is listed in `absent` (`menu traffic-class=N: property`)."""
     sw = intent.switch
     assert sw is not None
     model, r = switch_model(sw.model), roce_qos()
@@ -142,8 +144,12 @@ def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[
     for tc, attrs in sorted(r.queues.items()):
         row = have.find(QUEUE, **{"tx-manager": "default", "traffic-class": str(tc)})
         if row is not None:
+            # read before written: a property this chip's queue row lacks is never sent
+            # (MikroTik's CLI reference: prestera-cpss has no use-shared-buffers)
+            if absent is not None:
+                absent += [f"{QUEUE} traffic-class={tc}: {k}" for k in attrs if k not in row]
             changed = tuple(Attr(k, yes_no(row.get(k)), v) for k, v in attrs.items()
-                            if _differs(row.get(k), v))
+                            if k in row and _differs(row.get(k), v))
             if changed:
                 calls.append(ApiCall(QUEUE, "set", _id(row), changed))
     calls += _set_or_add(have, PFC, {"name": r.pfc_profile},

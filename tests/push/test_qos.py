@@ -276,3 +276,32 @@ def test_shim_needs_root_and_an_interface(shim: Path, capsys: pytest.CaptureFixt
     monkeypatch.setattr(mlnx_qos_shim.os, "geteuid", lambda: 1000)
     assert mlnx_qos_shim.main(["-i", "lo"]) == 1
     assert capsys.readouterr().err == "Netlink error: Operation not permitted\n"
+
+
+def _queue_calls(changeset: Any) -> list[str]:
+    return [str(c) for c in changeset.switch.calls if "/tx-manager/queue" in c.path]
+
+
+def test_a_queue_property_the_switch_lacks_is_not_sent_and_the_plan_says_what_it_costs(
+        tmp_path: Path) -> None:
+    """A chip whose tx-manager queue rows have no use-shared-buffers (MikroTik's CLI
+    reference: prestera-cpss): the lossless push leaves it out and says so; where the rows
+    show it, it is sent."""
+    facts, sparks, _ = recorded("fresh")
+    snap = switch_snap(tmp_path)
+    queue = "/interface/ethernet/switch/qos/tx-manager/queue"
+    assert all("use-shared-buffers" in r for r in snap.rows[queue])
+    off = replace(snap, rows={**snap.rows, queue: [
+        {**r, "use-shared-buffers": "false"} if r["traffic-class"] == "3" else r
+        for r in snap.rows[queue]]})
+    with_it = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()), off, HOSTS)
+    assert any("use-shared-buffers: no -> yes" in c for c in _queue_calls(with_it))
+    lacking = replace(snap, rows={**snap.rows, queue: [
+        {k: v for k, v in r.items() if k != "use-shared-buffers"} for r in off.rows[queue]]})
+    without = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()), lacking, HOSTS)
+    assert without.switch is not None and without.switch.refused is None
+    calls = _queue_calls(without)
+    assert calls and not any("use-shared-buffers" in c for c in calls), calls
+    assert any("ecn: no -> yes" in c for c in calls)  # the rest of the queue still set
+    [note] = [n for n in without.switch.notes if "use-shared-buffers" in n]
+    assert "traffic-class=3" in note and "not sent" in note and "no shared buffers" in note
