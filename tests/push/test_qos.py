@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
