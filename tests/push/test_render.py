@@ -88,3 +88,18 @@ def test_star_twins_ping_the_next_spark_on_their_rail() -> None:
 def test_ring_twins_ping_their_cable_peer() -> None:
     wants = spark_wants(load_intent("ring4"), "spark01")
     assert wants[0].peer_address == "10.200.0.2"
+
+
+def test_the_review_rsc_can_be_pasted_on_a_configured_switch() -> None:
+    """Pasted as is, a line must not drop CDP and MNDP from discovery (`set protocol=lldp`
+    replaces the list) nor stop at an existing bridge or bridge port (`add` errors when the
+    item exists): lldp is appended only when absent, and every `add` is guarded."""
+    text = render_routeros(load_intent("star4"), "7.19.4 (stable)")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert "set protocol=lldp" not in lines
+    [disc] = [ln for ln in lines if "protocol" in ln]
+    assert '[:find [get protocol] "lldp"]' in disc and '([get protocol],"lldp")' in disc
+    adds = [ln for ln in lines if ln.startswith("add ")]
+    assert not adds, adds
+    guarded = [ln for ln in lines if ln.startswith(":if ([:len [find ")]
+    assert len(guarded) == 1 + 4  # the bridge and the four cabled lanes

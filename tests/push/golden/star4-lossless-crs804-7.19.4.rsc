@@ -11,15 +11,16 @@ set [ find default-name=qsfp56-dd-3-1 ] auto-negotiation=no speed=200G-baseCR4 f
 set [ find default-name=qsfp56-dd-4-1 ] auto-negotiation=no speed=200G-baseCR4 fec-mode=fec91 mtu=9000 l2mtu=9216
 /interface bridge
 # created only if absent: the one hardware-offloaded bridge
-add name=bridge
+:if ([:len [find name="bridge"]] = 0) do={ add name="bridge" }
 /interface bridge port
-add bridge=bridge interface=qsfp56-dd-1-1 hw=yes
-add bridge=bridge interface=qsfp56-dd-2-1 hw=yes
-add bridge=bridge interface=qsfp56-dd-3-1 hw=yes
-add bridge=bridge interface=qsfp56-dd-4-1 hw=yes
+# each lane added to the bridge, or moved into it where it is a port already
+:if ([:len [find interface="qsfp56-dd-1-1"]] = 0) do={ add bridge="bridge" interface="qsfp56-dd-1-1" hw=yes } else={ set [find interface="qsfp56-dd-1-1"] bridge="bridge" hw=yes disabled=no }
+:if ([:len [find interface="qsfp56-dd-2-1"]] = 0) do={ add bridge="bridge" interface="qsfp56-dd-2-1" hw=yes } else={ set [find interface="qsfp56-dd-2-1"] bridge="bridge" hw=yes disabled=no }
+:if ([:len [find interface="qsfp56-dd-3-1"]] = 0) do={ add bridge="bridge" interface="qsfp56-dd-3-1" hw=yes } else={ set [find interface="qsfp56-dd-3-1"] bridge="bridge" hw=yes disabled=no }
+:if ([:len [find interface="qsfp56-dd-4-1"]] = 0) do={ add bridge="bridge" interface="qsfp56-dd-4-1" hw=yes } else={ set [find interface="qsfp56-dd-4-1"] bridge="bridge" hw=yes disabled=no }
 /ip neighbor discovery-settings
-# lldp is added to the protocols already enabled
-set protocol=lldp
+# lldp added to the protocols already enabled (cdp and mndp stay as they are)
+:if ([:typeof [:find [get protocol] "lldp"]] = "nil") do={ set protocol=([get protocol],"lldp") }
 # qos: lossless on RouterOS 7.19.4 (stable) - QoS profile, DSCP map, port and PFC menus (7.15-7.22):
 # DSCP 26 (RoCE) -> traffic class 3 with PFC and ECN on the Spark-facing lanes, DSCP 48 (CNP) ->
 # a strict class, then QoS hardware offload and LLDP DCBX (MikroTik manual "Quality of Service").
