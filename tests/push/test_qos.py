@@ -306,3 +306,27 @@ def test_a_queue_property_the_switch_lacks_is_not_sent_and_the_plan_says_what_it
     assert any("ecn: no -> yes" in c for c in calls)  # the rest of the queue still set
     [note] = [n for n in without.switch.notes if "use-shared-buffers" in n]
     assert "traffic-class=3" in note and "not sent" in note and "no shared buffers" in note
+
+
+def _udev_matches(rule: str, event: dict[str, str]) -> bool:
+    """Whether a udev rule line's `KEY=="a|b"` matches (enough of udev for these rules)."""
+    import re as _re
+
+    for key, want in _re.findall(r'([A-Z]+(?:\{\w+\})?)=="([^"]*)"', rule):
+        if event.get(key) not in want.split("|"):
+            return False
+    return True
+
+
+def test_persisted_qos_follows_a_twin_renamed_after_it_registered() -> None:
+    """mlx5 registers `eth3` and `mlx5_0`; udev renames them (a `move` event under the final
+    name). After a driver reload or a CX-7 firmware reset only those events carry the fabric
+    names: the rules must fire on them, or the twin comes back lossy."""
+    rules = [ln for ln in render_qos_rules(load_intent("star4-lossless"), "spark01")
+             .splitlines() if ln.startswith("ACTION")]
+    events = [{"ACTION": "add", "SUBSYSTEM": "net", "KERNEL": "eth3"},
+              {"ACTION": "move", "SUBSYSTEM": "net", "KERNEL": "enp1s0f0np0"},
+              {"ACTION": "add", "SUBSYSTEM": "infiniband", "KERNEL": "mlx5_0"},
+              {"ACTION": "move", "SUBSYSTEM": "infiniband", "KERNEL": "rocep1s0f0"}]
+    fired = [any(_udev_matches(r, e) for r in rules) for e in events]
+    assert fired == [False, True, False, True], rules
