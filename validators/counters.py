@@ -96,15 +96,23 @@ HOST_RETRANS = (
 PRIORITIES = range(8)
 
 
-def host_pause(pfc: Iterable[int]) -> tuple[Signal, ...]:
-    """Link-level pause, and per-priority pause on every priority without PFC."""
-    lossy = [p for p in PRIORITIES if p not in set(pfc)]
+#: Link-level pause on a twin. mlx5 lists `rx/tx_prioN_pause` only for priorities with PFC
+#: on (upstream counters.rst), so a pause on a priority without PFC is never counted per
+#: priority: link-level pause is the one signal there is.
+HOST_PAUSE = (
+    _sig("link-level pause frames", _c(ETHTOOL, "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"),
+         _c(ETHTOOL, "rx_global_pause", "tx_global_pause")),
+)
+
+
+def lossless_signals(pfc: Iterable[int]) -> tuple[Signal, ...]:
+    """What the lossless class did on a twin: pause frames on its PFC priorities, and RoCE
+    congestion control (ECN-marked packets received, CNPs sent and handled)."""
     return (
-        _sig("link-level pause frames", _c(ETHTOOL, "rx_pause_ctrl_phy", "tx_pause_ctrl_phy"),
-             _c(ETHTOOL, "rx_global_pause", "tx_global_pause")),
-        _sig("priority pause frames (priorities without PFC)",
-             tuple(c for p in lossy for c in _c(ETHTOOL, f"rx_prio{p}_pause",
-                                                 f"tx_prio{p}_pause"))),
+        _sig("PFC pause frames", tuple(c for p in sorted(set(pfc)) for c in _c(
+            ETHTOOL, f"rx_prio{p}_pause", f"tx_prio{p}_pause"))),
+        _sig("ECN and CNPs", _c(RDMA, "np_ecn_marked_roce_packets", "np_cnp_sent",
+                                "rp_cnp_handled")),
     )
 
 
@@ -320,8 +328,9 @@ def judge(out: Out, port: Port, window: CounterWindow, what: str, signals: Itera
                 link=port.link, expected=v.limits, actual=v.judged, hint=hint)
     else:
         shown = ", ".join(f"{k.split(':', 1)[1]} +{d}" for k, d in v.judged.items())
-        out.ok(f"{where_}: no {what} {span} ({shown})", host=port.host, link=port.link,
-               expected=v.limits, actual=v.judged)
+        said = f"{what} {span}" if limit.max_count >= 2**62 else f"no {what} {span}"
+        out.ok(f"{where_}: {said} ({shown})", host=port.host, link=port.link,
+               expected=None if limit.max_count >= 2**62 else v.limits, actual=v.judged)
 
 
 def _run(intent: Intent, facts: Facts, out: Out, what: str, host: Iterable[Signal] | None,
@@ -391,9 +400,9 @@ def check_retrans(intent: Intent, facts: Facts, out: Out) -> None:
 
 @check("counters.pause")
 def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
-    """Judges pause frames during the probes on priorities without PFC (link-level and
-    per-priority on twins, rx/tx-pause on lanes without PFC), against the profile's
-    pause_max."""
+    """Judges pause frames during the probes where PFC is off (link-level on twins: mlx5
+    counts per-priority pause only on PFC priorities; rx/tx-pause on lanes without PFC),
+    against the profile's pause_max."""
     window = _window(facts, out)
     if window is None:
         return
@@ -404,9 +413,7 @@ def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
             "rx/tx-flow-control")
     ports = Ports(intent, out, window)
     for port in ports.twins():
-        qos = facts.sparks[port.host].qos.get(port.name)
-        judge(out, port, window, "pause frames",
-              host_pause(qos.pfc_enabled if qos is not None else ()), limit,
+        judge(out, port, window, "pause frames", HOST_PAUSE, limit,
               hint.format(port=port.label, link=port.link))
     pfc = pfc_lanes(intent, facts)
     for port in ports.lanes():
@@ -419,6 +426,25 @@ def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
             continue
         judge(out, port, window, "pause frames", LANE_PAUSE, limit,
               hint.format(port=port.label, link=port.link))
+
+
+@check("counters.lossless")
+def check_lossless(intent: Intent, facts: Facts, out: Out) -> None:
+    """Judges nothing as a fault, it reports: on a lossless topology, what the lossless class
+    did on each twin during the probes (the RDMA tests run in it): its PFC priorities' pause
+    frames and the ECN and CNP counters (pausing and marking are the class at work)."""
+    if not intent.lossless:
+        out.skip("qos: lossy: no lossless class to report (the RDMA tests run at DSCP 0)")
+        return
+    window = _window(facts, out)
+    if window is None:
+        return
+    for port in Ports(intent, out, window).twins():
+        qos = facts.sparks[port.host].qos.get(port.name)
+        pfc = qos.pfc_enabled if qos is not None and qos.pfc_enabled else (
+            roce_qos().priority,)
+        judge(out, port, window, "lossless class", lossless_signals(pfc),
+              Limit(max_count=2**62), "")
 
 
 def pfc_lanes(intent: Intent, facts: Facts) -> dict[str, tuple[int, ...]]:

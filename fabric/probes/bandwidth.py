@@ -67,7 +67,7 @@ def _gid(facts: Facts, host: str, rdma: str | None, addr: str) -> tuple[int | No
 def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  gids: Mapping[int, Mapping[int, tuple[int, int]]], rate: str | None = None,
                  on_round: RoundHook | None = None,
-                 ports: Mapping[str, int | None] | None = None
+                 ports: Mapping[str, int | None] | None = None, tclass: int | None = None
                  ) -> tuple[list[Measurement], list[float]]:
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
     `ports`: the iperf3 servers already started for this schedule (else they start first)."""
@@ -82,7 +82,8 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
         started = time.monotonic()
         measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
                                duration_s=duration_s, ports=ports, gids=gids, rate=rate,
-                               peers=nr.inventory.hosts, name=f"bandwidth round {i + 1}")
+                               peers=nr.inventory.hosts, tclass=tclass,
+                               name=f"bandwidth round {i + 1}")
         walls.append(round(time.monotonic() - started, 3))
         for client, test in by_client.items():
             if client in errors:

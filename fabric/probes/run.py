@@ -24,6 +24,7 @@ from nornir.core import Nornir
 from fabric.collect.gather import Beside, Gathered
 from fabric.facts import TESTS, CounterSnapshot, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
+from fabric.intent.platforms import roce_qos
 from fabric.probes.bandwidth import (
     cable_facts,
     measurements_dicts,
@@ -220,6 +221,13 @@ def _same_tests(a: Sequence[BandwidthTest], b: Sequence[BandwidthTest]) -> bool:
     return key(a) == key(b)
 
 
+def rdma_tclass(intent: Intent) -> int | None:
+    """The ToS byte RDMA tests run with: a lossless topology's RoCE class (DSCP 26, so the
+    switch and the NICs put the test in the PFC/ECN class; without it perftest runs at DSCP 0,
+    the lossy queue), else None."""
+    return roce_qos().traffic_class_byte if intent.lossless else None
+
+
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None,
                   early: Early | None = None) -> Facts:
@@ -250,14 +258,17 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                             f"{pairs}")
 
     started = time.monotonic()
-    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports)
+    tclass = rdma_tclass(intent)
+    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass)
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
             "iperf3_rate": rate or "unlimited",
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
             "servers": "started with the facts" if ports is not None else "started first",
-            "rdma": "ib_write_bw per twin and both twins" if gids else
+            "rdma": ("ib_write_bw per twin and both twins" + (
+                f" in the lossless class (--tclass {tclass}: DSCP {roce_qos().dscp})"
+                if tclass is not None else "")) if gids else
             "skipped: " + (_grouped(no_rdma) or "no tests"),
             "measurements": measurements_dicts(measured)}
     return dataclasses.replace(facts, bandwidth=tuple(cable_facts(schedule, measured)),

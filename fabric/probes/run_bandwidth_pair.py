@@ -59,13 +59,14 @@ def servers_script(host: str, tests: Sequence[BandwidthTest], life_s: float) -> 
 def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_s: float,
                        ports: Mapping[str, int | None],
                        gids: Mapping[int, Mapping[int, tuple[int, int]]] | None = None,
-                       rate: str | None = None, peers: Mapping[str, Any] | None = None
-                       ) -> Result:
+                       rate: str | None = None, peers: Mapping[str, Any] | None = None,
+                       tclass: int | None = None) -> Result:
     """Measure this host's test of the round, both ways at once: iperf3 TCP `--bidir` on every
     twin at once against the servers `ports` names; then, where `gids[test][twin]` gives
     (client, server) RoCE GID indexes, ib_write_bw per twin and on both twins at once, one run
-    each way. `peers`: inventory hosts by name (the running Nornir is filtered to the
-    clients). Result: list of Measurement, each way its own (`reverse`: server -> client)."""
+    each way, in the traffic class `tclass` where given (a lossless topology's RoCE class).
+    `peers`: inventory hosts by name (the running Nornir is filtered to the clients).
+    Result: list of Measurement, each way its own (`reverse`: server -> client)."""
     test = tests[task.host.name]
     if task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
@@ -77,8 +78,8 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
     if legs:
         server = (peers or task.nornir.inventory.hosts)[test.server].get_connection(
             "netmiko", config)
-        there, back = _perftest(test_gids, duration_s, False), _perftest(test_gids, duration_s,
-                                                                          True)
+        there = _perftest(test_gids, duration_s, False, tclass)
+        back = _perftest(test_gids, duration_s, True, tclass)
         base = BASE_PORT + 100 + 10 * test.index
         for leg in legs:
             ways = run_duplex_phase(client, server, test, there, back, [leg], duration_s, base)
@@ -118,18 +119,19 @@ def _tcp(client: Any, test: BandwidthTest, duration_s: float, ports: Mapping[str
     return forward, reverse
 
 
-def _perftest(gids: Mapping[int, tuple[int, int]], duration_s: float, reverse: bool) -> Tool:
+def _perftest(gids: Mapping[int, tuple[int, int]], duration_s: float, reverse: bool,
+              tclass: int | None = None) -> Tool:
     """ib_write_bw one way; `reverse`: the legs are reversed (the test's server sends), so
     the GID indexes swap sides."""
     mine, theirs = (1, 0) if reverse else (0, 1)
 
     def server(leg: Leg) -> str:
         assert leg.server_rdma is not None
-        return perftest_server(leg.server_rdma, gids[leg.twin][theirs], duration_s)
+        return perftest_server(leg.server_rdma, gids[leg.twin][theirs], duration_s, tclass)
 
     def client(leg: Leg, port: int) -> str:
         assert leg.client_rdma is not None
         return perftest_client(leg.client_rdma, gids[leg.twin][mine], duration_s,
-                               leg.server_addr, port)
+                               leg.server_addr, port, tclass)
 
     return Tool("ib_write_bw", server, client, read_perftest)

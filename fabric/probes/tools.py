@@ -32,14 +32,21 @@ def iperf3_client(server: str, bind: str, port: int, duration_s: float,
             f"-t {duration_s:g} --connect-timeout 3000{cap}")
 
 
-def perftest_server(rdma: str, gid: int, duration_s: float) -> str:
-    return (f"ib_write_bw -d {rdma} -x {gid} -F --report_gbits -D {duration_s:g} "
-            "-p {port}")
+def _tclass(tclass: int | None) -> str:
+    """`--tclass N`: the IP ToS byte of the test's RoCE packets (None: perftest's DSCP 0,
+    priority 0, the lossy queue)."""
+    return "" if tclass is None else f" --tclass {tclass}"
 
 
-def perftest_client(rdma: str, gid: int, duration_s: float, server: str, port: int) -> str:
+def perftest_server(rdma: str, gid: int, duration_s: float, tclass: int | None = None) -> str:
+    return (f"ib_write_bw -d {rdma} -x {gid} -F --report_gbits -D {duration_s:g}"
+            f"{_tclass(tclass)} -p {{port}}")
+
+
+def perftest_client(rdma: str, gid: int, duration_s: float, server: str, port: int,
+                    tclass: int | None = None) -> str:
     return (f"timeout {duration_s + SLACK_S:g} ib_write_bw -d {rdma} -x {gid} -F "
-            f"--report_gbits -D {duration_s:g} -p {port} {server}")
+            f"--report_gbits -D {duration_s:g}{_tclass(tclass)} -p {port} {server}")
 
 
 def read_iperf3(job: JobOutput) -> Reading:

@@ -209,3 +209,23 @@ def test_rdma_runs_one_ib_write_bw_each_way_at_once(intents: dict[str, Intent],
                          scripts[("client", False)])
         assert re.search(rf"-d {leg.server_rdma} -x {gs} .* {leg.client_addr}\b",
                          scripts[("server", False)])
+
+
+def test_rdma_runs_in_the_lossless_class_on_a_lossless_topology() -> None:
+    """perftest without --tclass runs at DSCP 0, priority 0: the lossy queue. On a lossless
+    topology every server and client carries the RoCE class (DSCP 26, ToS 106), so PFC and
+    ECN carry the test traffic; on a lossy one neither does."""
+    from fabric.intent.build import load_intent
+    from fabric.probes.run import rdma_tclass
+    from tests.probes.conftest import INVENTORY
+
+    lossless = load_intent("star4-lossless", INVENTORY)
+    assert rdma_tclass(lossless) == 106
+    assert rdma_tclass(load_intent("star4", INVENTORY)) is None
+    test = schedule_bandwidth(lossless, 10.0).tests[0]
+    leg = test.legs[0]
+    for reverse in (False, True):
+        tool = _perftest({leg.twin: (3, 5)}, 10.0, reverse, rdma_tclass(lossless))
+        assert " --tclass 106 " in tool.server(leg) and " --tclass 106 " in tool.client(leg, 1)
+    plain = _perftest({leg.twin: (3, 5)}, 10.0, False, None)
+    assert "--tclass" not in plain.server(leg) + plain.client(leg, 1)

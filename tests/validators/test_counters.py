@@ -45,13 +45,14 @@ from validators.counters import (
     HOST_DROPS,
     HOST_ERRORS,
     HOST_FLAPS,
+    HOST_PAUSE,
     HOST_RETRANS,
     LANE_DROPS,
     LANE_ERRORS,
     LANE_FLAPS,
     LANE_PAUSE,
     Signal,
-    host_pause,
+    lossless_signals,
 )
 
 CASES = Path(__file__).parents[1] / "parsers" / "linux"
@@ -72,7 +73,8 @@ def _real_ethtool() -> dict[str, int]:
 def _twin_values() -> dict[str, dict[str, int]]:
     """Every counter the host tables name, seeded from the real mlx5 capture (zero where
     the capture's author removed zero counters)."""
-    host = (*HOST_FLAPS, *HOST_ERRORS, *HOST_DROPS, *HOST_RETRANS, *host_pause(()))
+    host = (*HOST_FLAPS, *HOST_ERRORS, *HOST_DROPS, *HOST_RETRANS, *HOST_PAUSE,
+            *lossless_signals((3,)))  # PFC priority 3's counters: a lossless twin's
     real = _real_ethtool()
     ethtool = {n: real.get(n, 0) for n in _names(host, ETHTOOL)
                | {"rx_packets_phy", "tx_packets_phy", "rx_packets"}}
@@ -292,18 +294,35 @@ def test_pause_on_a_lossy_fabric_warns_and_pfc_priorities_are_not_judged() -> No
     r = _one_failure(it, bump(healthy(it), "spark01", nd, ETHTOOL, "tx_pause_ctrl_phy", 44),
                      "counters.pause", "spark01", link_id(it, "spark01"), status="warn")
     assert "tx_pause_ctrl_phy +44 (max 0)" in r.message
-    _one_failure(it, bump(healthy(it), "spark01", nd, ETHTOOL, "rx_prio3_pause", 9),
-                 "counters.pause", "spark01", link_id(it, "spark01"), status="warn")
+    # mlx5 lists rx/tx_prioN_pause only where PFC is on: they are never read as an alarm
     pfc3 = builder.replace_spark(healthy(it), "spark01",
                                  qos={nd: QosFact(nd, "dscp", (3,))})
     got = results(it, bump(pfc3, "spark01", nd, ETHTOOL, "rx_prio3_pause", 9), "counters.pause")
     assert {r.status for r in got} == {"pass"}  # PFC priority 3: pausing is its job
     mine = [r for r in got if nd in r.message]
-    assert "rx_prio3_pause" not in mine[0].message and "rx_prio2_pause +0" in mine[0].message
+    assert "prio" not in mine[0].message and "rx_pause_ctrl_phy +0" in mine[0].message
     strict = dataclasses.replace(it, profile=dataclasses.replace(
         it.profile, counters=dataclasses.replace(it.profile.counters, pause_status="fail")))
     _one_failure(strict, bump(healthy(it), "crs804", LANE, ETHERNET, "rx-pause", 2),
                  "counters.pause", "crs804", link_id(it, "spark02"))
+
+
+def test_the_lossless_class_is_reported_per_twin_with_pfc_pause_and_cnps() -> None:
+    """star4-lossless: each twin's PFC-priority pause frames and ECN/CNP counters during the
+    probes, as a pass that shows the numbers (pausing and marking are the class at work); on
+    a lossy topology the check is a skip that says why."""
+    it = builder.intent("star4-lossless")
+    nd = twin(it, "spark01")
+    facts = bump(bump(healthy(it), "spark01", nd, ETHTOOL, "tx_prio3_pause", 12),
+                 "spark01", nd, RDMA, "np_cnp_sent", 5)
+    got = results(it, facts, "counters.lossless")
+    assert {r.status for r in got} == {"pass"}, show(got)
+    mine = [r for r in got if r.host == "spark01" and nd in r.message]
+    assert mine and "tx_prio3_pause +12" in mine[0].message and "np_cnp_sent +5" in \
+        mine[0].message, show(mine)
+    [skip] = results(builder.intent("star4"), healthy(builder.intent("star4")),
+                     "counters.lossless")
+    assert skip.status == "skip" and "lossy" in skip.message
 
 
 def test_a_counter_that_went_backwards_fails() -> None:

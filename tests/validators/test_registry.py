@@ -19,6 +19,7 @@ EXPECTED = [
     "cabling.lldp",
     "bw.link",
     "counters.flaps", "counters.errors", "counters.drops", "counters.retrans", "counters.pause",
+    "counters.lossless",
     "version.consistent",
     "time.offset",
     "forward.policy",
