@@ -210,8 +210,9 @@ def write_spark_files(hostdir: Path, user: SparkUser, script: Path) -> None:
 
 def install_mlnx_qos(hostdir: Path) -> None:
     """`mlnx_qos` for the host's PATH (the holder lays `local-bin` over /usr/local/bin): the
-    lab's stand-in, state per netdev in the host's private /run (fabric/lab/mlnx_qos_shim.py).
-    Installed where the topology is lossless; other labs keep a Spark without mlnx_qos."""
+    lab's stand-in, state per netdev in the host's private /run (fabric/lab/mlnx_qos_shim.py),
+    and an `ethtool` whose pause parameters come from the same state. Installed where the
+    topology is lossless; other labs keep a Spark without mlnx_qos."""
     local = hostdir / "local-bin"
     local.mkdir(mode=0o755, exist_ok=True)
     tool = local / "mlnx_qos"
@@ -219,6 +220,11 @@ def install_mlnx_qos(hostdir: Path) -> None:
                     "(fabric/lab/mlnx_qos_shim.py)\n"
                     f"exec {sys.executable} -I {MLNX_QOS_SHIM} \"$@\"\n")
     tool.chmod(0o755)
+    ethtool = local / "ethtool"  # -a/-A from the same NIC state, the rest the real ethtool
+    ethtool.write_text("#!/bin/sh\n# ethtool in a fabric lab Spark: pause parameters from the "
+                       "NIC stand-in (fabric/lab/mlnx_qos_shim.py), all else the real one\n"
+                       f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
+    ethtool.chmod(0o755)
 
 
 def _with_member(text: str, user: str, column: int) -> str:

@@ -10,9 +10,12 @@ report mlnx_qos prints (OS-controlled DCBX, trust, the DSCP map where DSCP is tr
 priority, the traffic classes), which the toolkit parses like the real one's.
 
 What it keeps is per netdev, in the host's private /run (`STATE_DIR/<netdev>.json`), so it is
-gone when the lab host is, like the NIC's runtime state at a reboot. It is honest about what it
-is not: no frame is classified or paused (a veth has no priorities), and a real ConnectX also
-turns its global pause off when PFC is on, which here nothing models. Like the real tool it needs
+gone when the lab host is, like the NIC's runtime state at a reboot. It models the NIC's
+link-level flow control too, as `ethtool -a`/`-A` show and set it (`ethtool_main`: the lab's
+`ethtool` wrapper hands those two to it and everything else to the real ethtool): a ConnectX
+starts with RX and TX pause on, and any PFC write, even back to all zeros, turns them off
+(upstream mlx5 rewrites the whole PFCC register). It is honest about what it is not: no frame is
+classified or paused (a veth has no priorities). Like the real tool it needs
 root (DCB netlink): as a normal user it fails (exit 1, `Operation not permitted` on stderr), and
 an interface the host does not have fails too. Standard library only: it runs as a script.
 """
@@ -31,7 +34,10 @@ SYS_NET = Path("/sys/class/net")
 #: ConnectX defaults: trust PCP, PFC off, DSCP d -> priority d >> 3, priority 0 -> tc1 and
 #: priority 1 -> tc0 (the mlx5 default prio_tc map).
 DEFAULT: dict[str, Any] = {"trust": "pcp", "pfc": [0] * 8,
-                           "dscp2prio": {str(d): d >> 3 for d in range(64)}}
+                           "dscp2prio": {str(d): d >> 3 for d in range(64)},
+                           "pause": {"autoneg": False, "rx": True, "tx": True}}
+#: Where the real ethtool is (the wrapper on PATH is this stand-in's).
+REAL_ETHTOOL = ("/usr/sbin/ethtool", "/sbin/ethtool")
 PRIO_TC = [1, 0, 2, 3, 4, 5, 6, 7]
 
 
@@ -49,6 +55,7 @@ def load(netdev: str) -> dict[str, Any]:
     path = STATE_DIR / f"{netdev}.json"
     if path.exists():
         data: dict[str, Any] = json.loads(path.read_text())
+        data.setdefault("pause", dict(DEFAULT["pause"]))
         return data
     return json.loads(json.dumps(DEFAULT))  # type: ignore[no-any-return]
 
@@ -117,6 +124,8 @@ def main(argv: list[str]) -> int:
             print("pfc list must have 8 items")
             return 1
         state["pfc"] = bits
+        # mlx5 writes the whole PFCC register: global pause goes off with any PFC write
+        state["pause"] = {**state["pause"], "rx": False, "tx": False}
     if options.dscp2prio and options.trust:
         print("trust and dscp2prio commands cannot be used at the same time.")
         return 1
@@ -141,5 +150,46 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def pause_report(netdev: str, pause: dict[str, bool]) -> str:
+    """What `ethtool -a NETDEV` prints."""
+    on = {True: "on", False: "off"}
+    return (f"Pause parameters for {netdev}:\nAutonegotiate:\t{on[pause['autoneg']]}\n"
+            f"RX:\t\t{on[pause['rx']]}\nTX:\t\t{on[pause['tx']]}\n")
+
+
+def ethtool_main(argv: list[str]) -> int:
+    """`ethtool -a|--show-pause IFACE` and `ethtool -A|--pause IFACE [autoneg|rx|tx on|off]...`
+    from the NIC state; any other use runs the real ethtool."""
+    if len(argv) < 2 or argv[0] not in ("-a", "--show-pause", "-A", "--pause"):
+        real = next((p for p in REAL_ETHTOOL if os.path.exists(p)), None)
+        if real is None:
+            print("ethtool: not installed", file=sys.stderr)
+            return 127
+        os.execv(real, [real, *argv])
+    netdev = argv[1]
+    if not (SYS_NET / netdev).exists():
+        print(f"netlink error: no device matches name ({netdev})", file=sys.stderr)
+        return 1
+    state = load(netdev)
+    if argv[0] in ("-a", "--show-pause"):
+        print(pause_report(netdev, state["pause"]), end="")
+        return 0
+    words = argv[2:]
+    if not words or len(words) % 2 or any(
+            k not in ("autoneg", "rx", "tx") or v not in ("on", "off")
+            for k, v in zip(words[::2], words[1::2], strict=True)):
+        print("ethtool: bad command line argument(s)", file=sys.stderr)
+        return 1
+    if os.geteuid() != 0:
+        print("netlink error: Operation not permitted", file=sys.stderr)
+        return 1
+    state["pause"] = {**state["pause"], **{k: v == "on" for k, v in zip(
+        words[::2], words[1::2], strict=True)}}
+    save(netdev, state)
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--as-ethtool"]:
+        sys.exit(ethtool_main(sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))

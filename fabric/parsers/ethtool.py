@@ -10,6 +10,7 @@ from fabric.parsers.records import (
     EthtoolCounter,
     EthtoolDriver,
     EthtoolFec,
+    EthtoolPause,
     EthtoolSettings,
     Record,
 )
@@ -89,9 +90,18 @@ def read_ethtool_fec(kind: str, raw: str) -> list[Record]:
     ]
 
 
+def read_ethtool_a(kind: str, raw: str) -> list[Record]:
+    """``ethtool -a``: autonegotiation and RX/TX pause per interface (the negotiated lines
+    and ``--include-statistics`` counters are accepted, not kept)."""
+    rows = run_template(kind, blank_shell_echo(raw, _ECHO))
+    return [EthtoolPause(interface=text(r, "INTERFACE"), autoneg=text(r, "AUTONEG") == "on",
+                         rx=text(r, "RX") == "on", tx=text(r, "TX") == "on") for r in rows]
+
+
 KINDS = (
     Kind("ethtool", "linux", read_ethtool, "ethtool IFACE (speed, lanes, link)"),
     Kind("ethtool_i", "linux", read_ethtool_i, "ethtool -i (driver, firmware, PSID)"),
     Kind("ethtool_S", "linux", read_ethtool_s, "ethtool -S counters"),
     Kind("ethtool_fec", "linux", read_ethtool_fec, "ethtool --show-fec"),
+    Kind("ethtool_a", "linux", read_ethtool_a, "ethtool -a (pause parameters)"),
 )

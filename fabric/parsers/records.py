@@ -196,6 +196,17 @@ class EthtoolFec(Record):
     active: str
 
 
+@dataclass(frozen=True)
+class EthtoolPause(Record):
+    """``ethtool -a`` (``--show-pause``): link-level flow control. mlx5 turns it off when PFC
+    is written (the whole PFCC register), so a lossless rollback must put it back."""
+
+    interface: str
+    autoneg: bool
+    rx: bool
+    tx: bool
+
+
 # --- iproute2 -----------------------------------------------------------------------------
 
 

@@ -68,6 +68,14 @@ def _qos_script(netdevs: tuple[str, ...]) -> str:
                    for n in netdevs)
 
 
+def _pause_script(netdevs: tuple[str, ...]) -> str:
+    """`ethtool -a` of each netdev, base64 (`@@PAUSE`): mlx5 turns link-level pause off at
+    any PFC write, so a rollback of lossless QoS must put it back."""
+    return "".join(f"; if o=$(ethtool -a {shlex.quote(n)} 2>/dev/null); then "
+                   f"echo \"@@PAUSE {n} $(printf %s \"$o\" | base64 -w0)\"; fi"
+                   for n in netdevs)
+
+
 def _ecn_script(netdevs: tuple[str, ...]) -> str:
     """RoCE ECN of the lossless priority per twin, `@@ECN netdev np rp` (`-`: no such file)."""
     prio = roce_qos().priority
@@ -95,11 +103,12 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
                         files: tuple[str, ...] = (), rdma: tuple[str, ...] = ()) -> Result:
     """Read (never change) what a push may touch on a Spark: who the login is and whether it
     can become root, every netplan file, NetworkManager profiles naming a twin, `files` (paths
-    outside /etc/netplan), `ip -j`, ARP sysctls, QoS (mlnx_qos and RoCE ECN of the twins, the
-    RDMA CM ToS of the `rdma` devices). Result is a SparkSnapshot (a file it lacks did not
-    exist, unless listed in `unreadable`)."""
+    outside /etc/netplan), `ip -j`, ARP sysctls, QoS (mlnx_qos, `ethtool -a` pause and RoCE
+    ECN of the twins, the RDMA CM ToS of the `rdma` devices). Result is a SparkSnapshot (a
+    file it lacks did not exist, unless listed in `unreadable`)."""
     root_reads = (_NETPLAN + _nm_script(qos_netdevs) + "true" + _files_script(files)
-                  + _qos_script(qos_netdevs) + _ecn_script(qos_netdevs) + _tos_script(rdma)
+                  + _qos_script(qos_netdevs) + _pause_script(qos_netdevs)
+                  + _ecn_script(qos_netdevs) + _tos_script(rdma)
                   + "; true")
     script = _WHO + f"R {shlex.quote(root_reads)}; " + _SCRIPT + "; true"
     out = sh_ok(task, script, timeout=60)
@@ -110,6 +119,7 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
     ipj: dict[str, list[dict[str, Any]]] = {"addr": [], "link": [], "route": []}
     arp: dict[str, dict[str, str]] = {}
     qos: dict[str, str] = {}
+    pause: dict[str, str] = {}
     ssh_ip: str | None = None
     who = ["root", "root"]
     readonly: dict[str, str] = {}
@@ -145,9 +155,9 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
             name, *values = rest.split()
             if len(values) == len(ARP_KEYS):
                 arp[name] = dict(zip(ARP_KEYS, values, strict=True))
-        elif tag == "@@QOS":
+        elif tag in ("@@QOS", "@@PAUSE"):
             name, _, blob = rest.partition(" ")
-            qos[name] = base64.b64decode(blob).decode()
+            (qos if tag == "@@QOS" else pause)[name] = base64.b64decode(blob).decode()
         elif tag == "@@ECN":
             name, *points = rest.split()
             ecn[name] = {p: v for p, v in zip(("np", "rp"), points, strict=False) if v != "-"}
@@ -161,7 +171,7 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
                          ip_link=ipj["link"], ip_route=ipj["route"],
                          has_netplan=tools.get("netplan", False),
                          has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
-                         qos=qos, arp=arp, files=other, modes=modes, user=who[0],
+                         qos=qos, pause=pause, arp=arp, files=other, modes=modes, user=who[0],
                          privilege=who[1] if who[1] in PRIVILEGES else "no-sudo",
                          netplan_ro=readonly, nm_keyfiles=nm, unreadable=unreadable, ecn=ecn,
                          roce_tos=tos, has_cma_roce_tos=tools.get("cma_roce_tos", False),

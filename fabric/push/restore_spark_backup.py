@@ -8,6 +8,9 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.errors import ParseError
+from fabric.parsers import parse
+from fabric.parsers.records import EthtoolPause
 from fabric.push.apply_spark_config import NETPLAN_APPLY, NM_RELOAD
 from fabric.push.backup_spark_config import backup_spark_config
 from fabric.push.netplan import NM_CONNECTIONS
@@ -56,6 +59,11 @@ def restore_differences(backup: SparkSnapshot, now: SparkSnapshot, netdevs: tupl
         if qos_was != qos_is:
             out.append(f"{name}: QoS (trust, PFC) {qos_is} after the restore, {qos_was} "
                        "before the push")
+    for name in (n for n in netdevs if n in backup.pause):
+        paused, pausing = _pause(backup.pause[name]), _pause(now.pause.get(name))
+        if paused != pausing:
+            out.append(f"{name}: pause (autoneg, rx, tx) {_show(pausing)} after the restore, "
+                       f"{_show(paused)} before the push")
     for name in netdevs:
         was, is_ = backup.netdev(name), now.netdev(name)
         if was is None:
@@ -109,6 +117,8 @@ def restore_steps(backup: SparkSnapshot, netdevs: tuple[str, ...], files: tuple[
         cmds = [*restore_commands(link), *arp_restore(name, backup.arp.get(name, {}))]
         if name in backup.qos:
             cmds += _qos_restore(name, backup.qos[name])
+        if name in backup.pause:  # after mlnx_qos: its PFC write turns global pause off
+            cmds += pause_restore(name, backup.pause[name])
         cmds += [f"echo {value} > {ecn_path(name, point)}"
                  for point, value in sorted(backup.ecn.get(name, {}).items())]
         labels += cmds
@@ -140,6 +150,36 @@ def arp_restore(netdev: str, arp: dict[str, str]) -> list[str]:
         return []
     return ["sysctl -qw " + " ".join(f"net.ipv4.conf.{netdev}.{k}={v}"
                                      for k, v in sorted(arp.items()))]
+
+
+def _pause(text: str | None) -> tuple[bool, bool, bool] | None:
+    """(autoneg, rx, tx) of an `ethtool -a` text; None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        records = parse("ethtool_a", text)
+    except ParseError:
+        return None
+    p = next((r for r in records if isinstance(r, EthtoolPause)), None)
+    return None if p is None else (p.autoneg, p.rx, p.tx)
+
+
+def _show(pause: tuple[bool, bool, bool] | None) -> str:
+    if pause is None:
+        return "unreadable"
+    return "/".join("on" if v else "off" for v in pause)
+
+
+def pause_restore(netdev: str, text: str) -> list[str]:
+    """`ethtool -A` that puts one netdev's recorded pause parameters back (autoneg only where
+    it was on: many drivers refuse to set it)."""
+    pause = _pause(text)
+    if pause is None:
+        return []
+    autoneg, rx, tx = pause
+    words = (["autoneg on"] if autoneg else []) + [f"rx {'on' if rx else 'off'}",
+                                                    f"tx {'on' if tx else 'off'}"]
+    return [f"ethtool -A {netdev} {' '.join(words)}"]
 
 
 def _trust_pfc(text: str) -> tuple[str | None, str | None]:

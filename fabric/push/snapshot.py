@@ -31,6 +31,7 @@ class SparkSnapshot:
     has_mlnx_qos: bool
     ssh_server_ip: str | None  # the address this SSH session arrived on
     qos: dict[str, str] = field(default_factory=dict)  # netdev -> `mlnx_qos -i` text
+    pause: dict[str, str] = field(default_factory=dict)  # netdev -> `ethtool -a` text
     arp: dict[str, dict[str, str]] = field(default_factory=dict)  # netdev -> ARP sysctls
     files: dict[str, str] = field(default_factory=dict)  # other managed files: path -> content
     modes: dict[str, str] = field(default_factory=dict)  # path -> octal mode, files read

@@ -2,7 +2,8 @@
 and the host changes, --apply makes both ends agree (qos.consistent judged), a second apply
 changes nothing, a lane flipped underneath fails qos.consistent naming the lane and the twins,
 the persisted script re-applies a twin's QoS as udev would on hotplug, rollback removes every
-QoS change, and a switch below RouterOS 7.15 is refused with the reason."""
+QoS change (the twins' link-level pause too, which the PFC write turned off), and a switch
+below RouterOS 7.15 is refused with the reason."""
 
 from __future__ import annotations
 
@@ -67,12 +68,14 @@ def switch_state(lab: LabInfo) -> StateFile:
 
 def qos_state(lab: LabInfo) -> dict[str, Any]:
     """Everything QoS at both ends: the switch's QoS config (as /export shows it) and LLDP
-    DCBX, each twin's `mlnx_qos -i` report, and the persisted files."""
+    DCBX, each twin's `mlnx_qos -i` report and link-level pause (`ethtool -a`: a PFC write
+    turns it off), and the persisted files."""
     state = switch_state(lab).load()
     out: dict[str, Any] = {"switch": qos_lines(state), "dcbx": state.discovery.lldp_dcbx}
     for host in SPARKS:
         for twin in TWINS:
             out[f"{host}:{twin}"] = in_host(lab, host, "mlnx_qos", "-i", twin)
+            out[f"{host}:{twin}:pause"] = in_host(lab, host, "ethtool", "-a", twin)
         out[f"{host}:files"] = in_host(lab, host, "sh", "-c", f"ls {QOS_SCRIPT_PATH} "
                                        f"{QOS_RULES_PATH} 2>/dev/null; true")
     return out

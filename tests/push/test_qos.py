@@ -330,3 +330,40 @@ def test_persisted_qos_follows_a_twin_renamed_after_it_registered() -> None:
               {"ACTION": "move", "SUBSYSTEM": "infiniband", "KERNEL": "rocep1s0f0"}]
     fired = [any(_udev_matches(r, e) for r in rules) for e in events]
     assert fired == [False, True, False, True], rules
+
+
+def test_a_pfc_write_turns_global_pause_off_and_ethtool_shows_and_sets_it(
+        shim: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The lab's NIC: RX/TX pause on at first; any PFC write, even back to all zeros, turns
+    it off (mlx5 rewrites the whole PFCC register); `ethtool -A` puts it back."""
+    def pause() -> tuple[bool, bool, bool]:
+        assert mlnx_qos_shim.ethtool_main(["-a", "lo"]) == 0
+        [p] = parse("ethtool_a", capsys.readouterr().out)
+        return (p.autoneg, p.rx, p.tx)  # type: ignore[attr-defined]
+
+    assert pause() == (False, True, True)
+    assert mlnx_qos_shim.main(["-i", "lo", "--trust", "pcp", "--pfc", "0,0,0,0,0,0,0,0"]) == 0
+    capsys.readouterr()
+    assert pause() == (False, False, False)
+    assert mlnx_qos_shim.ethtool_main(["-A", "lo", "rx", "on", "tx", "on"]) == 0
+    assert pause() == (False, True, True)
+    assert mlnx_qos_shim.ethtool_main(["-A", "lo", "rx", "maybe"]) == 1
+
+
+def test_rollback_of_lossless_restores_pause_after_pfc_and_checks_it(tmp_path: Path) -> None:
+    """The backup's `ethtool -a` comes back with `ethtool -A` after the mlnx_qos restore (its
+    PFC write turned pause off), and the restore check compares it."""
+    from fabric.push.restore_spark_backup import restore_differences
+
+    facts, sparks, _ = recorded("configured")
+    on = "Pause parameters for enp1s0f0np0:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n"
+    snap = replace(sparks["spark01"], has_mlnx_qos=True, qos={t: nic() for t in TWINS},
+                   pause={"enp1s0f0np0": on})
+    changeset = diff_spark(lossless(tmp_path), facts.sparks["spark01"], snap)
+    labels, _ = restore_steps(snap, changeset.touched, tuple(f.path for f in changeset.files))
+    mlnx = labels.index("mlnx_qos -i enp1s0f0np0 --trust pcp --pfc 0,0,0,0,0,0,0,0")
+    assert labels.index("ethtool -A enp1s0f0np0 rx on tx on") > mlnx
+    off = replace(snap, pause={"enp1s0f0np0": on.replace("\ton", "\toff")})
+    assert "enp1s0f0np0: pause (autoneg, rx, tx) off/off/off after the restore, off/on/on " \
+        "before the push" in restore_differences(snap, off, ("enp1s0f0np0",), ())
+    assert restore_differences(snap, snap, ("enp1s0f0np0",), ()) == []
