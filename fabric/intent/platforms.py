@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -41,7 +42,18 @@ class SwitchModel:
     qos_min_version: str
     qos_lossless_tc_version: str = "7.23"
     qos_switch: str = "switch1"
-    qos_max_egress_gbps: int = 100
+    #: (RouterOS version from which it holds, the most egress-rate-queueN takes in Gb/s, the
+    #: evidence), oldest first
+    qos_egress_caps: tuple[tuple[str, int, str], ...] = (("7.15", 100, ""),)
+
+    def qos_max_egress_gbps(self, version: str) -> int:
+        """The most a lane's queue shaper takes on RouterOS `version` (the newest cap whose
+        `since` is not above it; the oldest where the version is older or unreadable)."""
+        def key(v: str) -> tuple[int, ...]:
+            head = v.split()[0] if v.split() else "0"
+            return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
+        fitting = [cap for since, cap, _ in self.qos_egress_caps if key(since) <= key(version)]
+        return fitting[-1] if fitting else self.qos_egress_caps[0][1]
 
     def port_names(self) -> list[str]:
         return [self.port_name.format(port=p) for p in range(1, self.ports + 1)]
@@ -84,7 +96,10 @@ def switch_model(name: str) -> SwitchModel:
     modes = {k: PortMode(name=k, first_lanes=tuple(v["first_lanes"]), speed=v["speed"],
                          gbps=v["gbps"], auto_negotiation=v["auto_negotiation"])
              for k, v in raw.pop("modes").items()}
-    return SwitchModel(name=name, modes=modes, **raw)
+    caps = tuple((str(c["since"]), int(c["max_gbps"]), " ".join(str(c.get("evidence", "")).split()))
+                 for c in raw.pop("qos_egress_caps", []))
+    model = SwitchModel(name=name, modes=modes, **raw)
+    return dataclasses.replace(model, qos_egress_caps=caps) if caps else model
 
 
 @dataclass(frozen=True)

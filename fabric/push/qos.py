@@ -66,10 +66,11 @@ def yes_no(value: str | None) -> str | None:
     return {"true": "yes", "false": "no"}.get(value or "", value)
 
 
-def egress_rate(model: SwitchModel, gbps: int) -> str:
+def egress_rate(model: SwitchModel, gbps: int, version: str) -> str:
     """`egress-rate-queueN` of a lane: its line rate (PFC receive needs a rate to time pauses),
-    0 (no shaping) where the line rate is above what the chip's queue shaper takes."""
-    return "0" if gbps > model.qos_max_egress_gbps else f"{gbps}G"
+    0 (no shaping) where the line rate is above what the chip's queue shaper takes on that
+    RouterOS version (platforms.yaml `qos_egress_caps`, with its evidence)."""
+    return "0" if gbps > model.qos_max_egress_gbps(version) else f"{gbps}G"
 
 
 def qos_refusal(intent: Intent, version: str) -> str | None:
@@ -158,7 +159,7 @@ def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[
     for lane in sorted(set(lanes)):
         row = have.find(PORT, name=lane) or {"name": lane}
         want = {"trust-l3": r.trust_l3, "pfc": r.pfc_profile,
-                f"egress-rate-queue{r.priority}": egress_rate(model, gbps.get(lane, 0))}
+                f"egress-rate-queue{r.priority}": egress_rate(model, gbps.get(lane, 0), version)}
         port = tuple(Attr(k, row.get(k), v) for k, v in want.items() if _differs(row.get(k), v))
         if port:
             calls.append(ApiCall(PORT, "set", lane, port))
@@ -199,7 +200,7 @@ def qos_script(intent: Intent, version: str) -> list[str]:
     lines.append(f"{PFC} add name={r.pfc_profile} traffic-class={r.priority} rx=yes tx=yes")
     for lane in (lp for lp in sw.lanes if lp.cabled_to):
         lines.append(f"{PORT} set {lane.name} trust-l3={r.trust_l3} pfc={r.pfc_profile} "
-                     f"egress-rate-queue{r.priority}={egress_rate(model, lane.gbps)}")
+                     f"egress-rate-queue{r.priority}={egress_rate(model, lane.gbps, version)}")
     if lossless_tc:
         lines.append(f"{SETTINGS} set lossless-traffic-class={r.priority}")
     lines.append(f"{SWITCH} set {model.qos_switch} qos-hw-offloading=yes")

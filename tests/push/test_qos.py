@@ -367,3 +367,18 @@ def test_rollback_of_lossless_restores_pause_after_pfc_and_checks_it(tmp_path: P
     assert "enp1s0f0np0: pause (autoneg, rx, tx) off/off/off after the restore, off/on/on " \
         "before the push" in restore_differences(snap, off, ("enp1s0f0np0",), ())
     assert restore_differences(snap, snap, ("enp1s0f0np0",), ()) == []
+
+
+def test_the_egress_rate_cap_is_data_per_routeros_version_with_its_evidence() -> None:
+    """egress-rate-queue3 on a 200G lane: 0 where the version's cap is 100G (a 7.22.1 field
+    report), its line rate where a newer cap allows it; the evidence lives with the data."""
+    from fabric.intent.platforms import switch_model
+    from fabric.push.qos import egress_rate
+
+    model = switch_model("crs804-4ddq-hrm")
+    assert model.qos_max_egress_gbps("7.22.1") == 100
+    assert all(evidence for _, _, evidence in model.qos_egress_caps)
+    assert egress_rate(model, 200, "7.19.4 (stable)") == "0"
+    assert egress_rate(model, 100, "7.19.4 (stable)") == "100G"
+    newer = replace(model, qos_egress_caps=(*model.qos_egress_caps, ("7.24", 400, "test")))
+    assert egress_rate(newer, 200, "7.24.1") == "200G" and egress_rate(newer, 200, "7.23") == "0"
