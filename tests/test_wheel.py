@@ -246,5 +246,5 @@ def test_push_renders_from_the_wheel(probe: dict[str, object]) -> None:
     assert "mlnx_qos" in files["/etc/fabric/roce-qos.sh"]
     routeros = str(probe["routeros"])
     assert "set [ find default-name=qsfp56-dd-1-1 ] auto-negotiation=" in routeros, routeros
-    assert "add bridge=bridge interface=qsfp56-dd-1-1 hw=yes" in routeros, routeros
+    assert 'add bridge="bridge" interface="qsfp56-dd-1-1" hw=yes' in routeros, routeros
     assert "# qos: lossless on RouterOS 7.19.4" in routeros, routeros

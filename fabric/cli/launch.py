@@ -96,15 +96,38 @@ def _spec(target: Target, entry: str, report: Report | None) -> LaunchSpec:
                       mgmt_addresses=mgmt)
 
 
+#: Variables whose value is a secret: never rendered, recorded or logged (passed by name).
+SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
 def _env_pairs(items: list[str]) -> dict[str, str]:
-    """`--env VAR=VALUE` options as a dict; InputError on a malformed one."""
+    """`--env VAR=VALUE` options as a dict; InputError on a malformed one, or on a secret
+    (its value would land in the scripts, plan.json and the launch record)."""
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
+        if name in SECRET_ENV:
+            raise InputError(f"--env {name}: a secret is never written into the scripts, "
+                             "plan.json or the launch record; export it in every node's login "
+                             "environment (e.g. ~/.profile) and the launch passes it by name")
         if not sep or not name.isidentifier():
             raise InputError(f"--env {item!r}: expected VAR=VALUE")
         out[name] = value
     return out
+
+
+def _model_line(model: str, image: str | None) -> str | None:
+    """What the dry run says of a Hugging Face model id (None: a local path)."""
+    from fabric.launch.render import is_hf_model_id
+
+    if not is_hf_model_id(model):
+        return None
+    if image is None:
+        return (f"model: {model} from Hugging Face: each node's engine uses the node's own "
+                "cache and HF_TOKEN")
+    return (f"model: {model} from Hugging Face: each node's cache (HF_HOME, else "
+            "~/.cache/huggingface) mounted in the container, HF_TOKEN passed by name from the "
+            "node's environment (never written)")
 
 
 def _log(log: Path, line: str) -> None:
@@ -171,7 +194,10 @@ def _apply(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
                  + " ".join(f"{h}={c}" for h, c in sorted(rec.containers.items()))
                  if rec.image else "")
               + (f" engine-args {' '.join(rec.engine_args)}" if rec.engine_args else "")
-              + f" -> {'healthy' if out.healthy else 'NOT healthy'} in {out.waited_s:.1f} s")
+              + f" -> {'healthy' if out.healthy else 'NOT healthy'} in {out.waited_s:.1f} s"
+              + ("" if rec.pids else " (started nowhere: " + "; ".join(
+                  f"{n.host}: {n.reason}" for n in out.nodes.values()
+                  if n.state != "not started") + ")"))
     table = Table(title=f"launch {engine} run {rec.run_id}")
     for col in ("node", "pid", "state", "detail"):
         table.add_column(col)
@@ -185,6 +211,8 @@ def _apply(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
             err_console.print(f"--- {node.host}: last lines of {rec.run_dir}/{node.host}.log",
                               highlight=False, markup=False)
             err_console.print(node.log_tail, highlight=False, markup=False)
+    for note in out.notes:
+        err_console.print(f"note: {note}", highlight=False, markup=False)
     for url, ok in out.health.items():
         err_console.print(f"health {url}: {'ok' if ok else 'no answer'}", highlight=False)
     typer.echo(f"RUN_ID {rec.run_id}")
@@ -278,6 +306,9 @@ def _render_cmd(engine: str) -> None:
         err_console.print("engine arguments: " + (" ".join(args.args) or "(none)")
                           + (f" (preset {args.preset})" if args.preset else ""),
                           highlight=False, markup=False)
+        hf = _model_line(model, image)
+        if hf:
+            err_console.print(hf, highlight=False, markup=False)
         if apply:
             from fabric.launch.apply import LaunchMeta
 

@@ -5,18 +5,20 @@ node, and stop exactly the recorded processes."""
 from __future__ import annotations
 
 import re
+import shlex
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from fabric.launch.check_launch_image import ImageContents, check_launch_image
 from fabric.launch.check_launch_process import ProcessState, check_launch_process
 from fabric.launch.engines import load_engines
-from fabric.launch.render import NGINX_CONF, ROUTER_SCRIPT
+from fabric.launch.render import NGINX_CONF, ROUTER_SCRIPT, image_check, node_env, ray_missing
 from fabric.launch.spec import LaunchSpec
 from fabric.launch.start_launch_process import StartedProcess, start_launch_process
 from fabric.launch.state import (
@@ -34,7 +36,7 @@ from fabric.remote.shell import RemoteCommandFailed
 from fabric.target import Target
 
 Progress = Callable[[str], None]
-NodeState = Literal["healthy", "started", "failed", "exited", "unreachable"]
+NodeState = Literal["healthy", "started", "failed", "exited", "unreachable", "not started"]
 _SERVER = re.compile(r"^\s*server\s+(\S+):(\d+)\b", re.M)
 _WORKER = re.compile(r"^\s*http://([^\s:/]+):(\d+)\b", re.M)
 
@@ -120,18 +122,104 @@ class LaunchMeta:
     env: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ImageVerdict:
+    """What the look into a node's image (or python3) found: a `problem` keeps the launch from
+    starting; a `note` is said and the launch goes on."""
+
+    problem: str = ""
+    note: str = ""
+
+
+def image_verdict(engine: str, image: str | None, host: str,
+                  missing: Collection[str]) -> ImageVerdict:
+    """Judge the modules `host` lacks for `engine` (in `image`; None: bare metal), naming the
+    fix. No Ray in an image with pip is only a note: the rendered script installs it."""
+    data = load_engines().engines[engine]
+    where = f"image {image}" if image else f"python3 on {host}"
+    absent = [m for m in data.modules if m in missing]
+    if absent:
+        fix = (f"use an image that has it (--container default: {data.image})" if image else
+               f"install {engine} on every node, or launch in a container (--container "
+               f"default: {data.image})")
+        return ImageVerdict(problem=f"{where} has no {', '.join(absent)}: {fix}")
+    if not data.ray or "ray" not in missing:
+        return ImageVerdict()
+    if image is None:
+        return ImageVerdict(problem=ray_missing(None, host, data.ray))
+    if "pip" in missing:
+        return ImageVerdict(problem=f"image {image} has no Ray and no pip to install it: build "
+                            f"an image with Ray (pip install {shlex.quote(data.ray)}) and "
+                            "pass it with --container")
+    return ImageVerdict(note=ray_missing(image, host, data.ray))
+
+
+def _look_into_images(target: Target, nr: Any, spec: LaunchSpec, engine: str,
+                      image: str | None, timeout: float, progress: Progress
+                      ) -> tuple[dict[str, NodeOutcome], list[str]]:
+    """Before anything starts: look for the engine's modules (and Ray) on every node, in the
+    image the launch runs or its python3. (Outcomes of the nodes that cannot launch, notes.)"""
+    commands = {r.host: image_check(engine, image, node_env(spec, r, engine))
+                for r in spec.ranks}
+    if not all(commands.values()):
+        return {}, []
+    where = f"image {image}" if image else "python3"
+    modules = load_engines().engines[engine].modules
+    progress(f"looking for {', '.join(modules)} and Ray in {where} on every node"
+             + (" (a first run pulls the image)" if image else ""))
+    hosts = list(commands)
+    found, errors = _run(target, nr, lambda task: check_launch_image(
+        task, command=commands[task.host.name] or "", where=where, timeout=timeout), hosts)
+    bad: dict[str, NodeOutcome] = {}
+    notes: list[str] = []
+    for host in hosts:
+        if host in errors:
+            state, reason = errors[host]
+            bad[host] = NodeOutcome(host, state, reason=reason)
+            continue
+        contents: ImageContents = found[host]
+        verdict = image_verdict(engine, image, host, contents.missing)
+        if verdict.problem:
+            bad[host] = NodeOutcome(host, "failed", reason=verdict.problem)
+        if verdict.note:
+            notes.append(f"{host}: {verdict.note}")
+    for line in [*notes, *(f"{h}: {n.state}: {n.reason}" for h, n in bad.items())]:
+        progress(line)
+    return bad, notes
+
+
+def _refused(target: Target, spec: LaunchSpec, engine: str, forced: bool, meta: LaunchMeta,
+             run_id: str, bad: dict[str, NodeOutcome], notes: list[str]) -> ApplyOutcome:
+    """The outcome of a launch that started nowhere, because these nodes cannot run it."""
+    nodes = {r.host: bad.get(r.host) or NodeOutcome(
+        r.host, "not started", reason=f"{', '.join(sorted(bad))} cannot run this launch")
+        for r in spec.ranks}
+    record = LaunchRecord(
+        run_id=run_id, engine=engine, topology=spec.topology,
+        intent_hash=spec.intent_hash, lab=target.lab, forced=forced,
+        started=datetime.now(UTC).isoformat(), run_dir="", image=meta.image,
+        preset=meta.preset, engine_args=list(meta.engine_args), env=dict(meta.env))
+    return ApplyOutcome(record, nodes, {}, 0.0, False, notes=notes)
+
+
 def apply_launch(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
                  api_port: int, forced: bool, health_timeout: float,
                  progress: Progress = lambda _m: None,
                  meta: LaunchMeta | None = None) -> ApplyOutcome:
-    """Start every node's script, record the launch, then poll health (and the processes)
-    until healthy, hopeless (a tensor-parallel rank died) or `health_timeout`."""
+    """Look into every node's image (or python3) for what the script runs; then start every
+    node's script, record the launch, and poll health (and the processes) until healthy,
+    hopeless (a tensor-parallel rank died) or `health_timeout`. Nothing starts anywhere when a
+    node lacks what the launch needs."""
     meta = meta or LaunchMeta()
     hosts = [r.host for r in spec.ranks]
     run_id = new_run_id()
     run_dir = remote_run_dir(run_id)
     nr = make_nornir(target, hosts=hosts, workers=len(hosts))
     try:
+        bad, notes = _look_into_images(target, nr, spec, engine, meta.image, health_timeout,
+                                       progress)
+        if bad:
+            return _refused(target, spec, engine, forced, meta, run_id, bad, notes)
         started, errors = _run(target, nr, lambda task: start_launch_process(
             task, run_dir=run_dir, script_name=f"{task.host.name}-{engine}.sh",
             script=files[f"{task.host.name}-{engine}.sh"], run_id=run_id), hosts)
@@ -155,7 +243,8 @@ def apply_launch(target: Target, spec: LaunchSpec, engine: str, files: dict[str,
         if record.pids:
             save_record(record, launch_state_path(target.lab))
         urls = health_urls(spec, engine, files, api_port)
-        out = ApplyOutcome(record, nodes, dict.fromkeys(urls, False), 0.0, False)
+        out = ApplyOutcome(record, nodes, dict.fromkeys(urls, False), 0.0, False,
+                           notes=notes)
         _wait(target, nr, out, urls, engine, run_dir, health_timeout, progress)
         return out
     finally:

@@ -23,8 +23,13 @@ class _Strict(BaseModel):
 
 
 class EngineData(_Strict):
+    """One engine: its default image, the flags fabric renders, the Python modules `launch
+    --apply` looks for first (none: not looked for) and Ray's pip requirement (None: no Ray)."""
+
     image: str
     rendered_flags: tuple[str, ...]
+    modules: tuple[str, ...] = ()
+    ray: str | None = None
 
 
 class ContainerData(_Strict):
@@ -32,6 +37,7 @@ class ContainerData(_Strict):
     options: tuple[str, ...]
     shm_size: str
     stop_grace_s: int
+    hf_cache: str
 
 
 class PresetData(_Strict):

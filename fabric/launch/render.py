@@ -3,6 +3,7 @@ bare metal, or each engine in a container (`docker run` with what a Spark needs)
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,16 @@ ROUTER_SCRIPT = "sglang-router-fabric-dp.sh"
 FRONT_PORT = 8080
 
 
+#: The node's Hugging Face cache, as the node's shell finds it when the script runs.
+NODE_HF_CACHE = "${HF_HOME:-$HOME/.cache/huggingface}"
+_HF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def is_hf_model_id(model: str) -> bool:
+    """`org/name`, as Hugging Face names a model (a local model is an absolute path)."""
+    return bool(_HF_ID.fullmatch(model)) and ".." not in model
+
+
 def container_name(engine: str, host: str) -> str:
     """The container of `engine` on `host` (one launch at a time: the name is the node's)."""
     return f"fabric-{engine}-{host}"
@@ -32,6 +43,8 @@ class Container:
     image: str
     name: str
     argv: list[list[str]]  # shell-ready words, one group per rendered line
+    model: str = ""  # what the container gets of the model, in words
+    setup: tuple[str, ...] = ()  # script lines before `docker run`
 
 
 def _env() -> jinja2.Environment:
@@ -39,8 +52,14 @@ def _env() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["shquote"] = shlex.quote
+    env.filters["dquote"] = _dquote
     env.filters["cmdlines"] = lambda groups: " \\\n  ".join(" ".join(g) for g in groups)
     return env
+
+
+def _dquote(text: str) -> str:
+    """`text` in shell double quotes (a message that reads as written, single quotes kept)."""
+    return '"' + "".join("\\" + c if c in '\\"$`' else c for c in text) + '"'
 
 
 def _q(*words: str) -> list[str]:
@@ -57,14 +76,67 @@ def arg_groups(args: Sequence[str]) -> list[list[str]]:
     return groups
 
 
+#: What an engine's own processes need on every node besides the fabric's environment.
+ENGINE_ENV: dict[str, tuple[EnvVar, ...]] = {
+    "vllm": (EnvVar("RAY_memory_monitor_refresh_ms", "0", "Ray's memory monitor off, for every "
+                    "`ray start` and the engine: on GB10's unified memory the GPU's allocations "
+                    "count as host RAM, and the monitor kills the workers holding the weights "
+                    "(NVIDIA's, sparkrun's and spark-vllm-docker's setups all set it)"),),
+}
+
+
 def node_env(spec: LaunchSpec, rank: Rank, engine: str) -> list[EnvVar]:
-    """The spec's environment plus what only this node sets (vLLM: its own IP)."""
-    env = list(spec.env)
-    if engine == "vllm" and not any(v.name == "VLLM_HOST_IP" for v in env):
-        env.append(EnvVar("VLLM_HOST_IP", rank.fabric_addr, "the IP Ray registers for this "
-                          "node (--node-ip-address): otherwise vLLM takes the default-route "
-                          "address and Ray finds \"no GPUs on the driver node\""))
-    return env
+    """The spec's environment plus what the engine needs on this node (vLLM: its own IP, Ray's
+    memory monitor off); a variable the spec already has (`--env`) wins."""
+    own = list(ENGINE_ENV.get(engine, ()))
+    if engine == "vllm":
+        own.insert(0, EnvVar("VLLM_HOST_IP", rank.fabric_addr, "the IP Ray registers for this "
+                             "node (--node-ip-address): otherwise vLLM takes the default-route "
+                             "address and Ray finds \"no GPUs on the driver node\""))
+    have = {v.name for v in spec.env}
+    return [*spec.env, *(v for v in own if v.name not in have)]
+
+
+def ray_missing(image: str | None, host: str, ray: str) -> str:
+    """What a node without Ray says (the script) and what `launch --apply` reports: in a
+    container the script installs `ray` (its pip requirement); bare metal it stops."""
+    req = shlex.quote(ray)
+    if image is None:
+        return (f"no Ray for python3 on {host}: pip install {req} on every node, or launch in "
+                "a container (--container default)")
+    return (f"image {image} has no Ray: the script pip-installs {req} in the container at "
+            f"every start (the node needs PyPI); to skip that, build an image with it (FROM "
+            f"{image}, RUN pip install {req}) and pass it with --container")
+
+
+#: Prints which of the given modules python3 cannot find (find_spec: nothing is imported).
+_FIND = "import importlib.util as u; print('@@MISSING', *[m for m in {} if u.find_spec(m) is None])"
+
+
+def image_check(engine: str, image: str | None, env: Sequence[EnvVar]) -> str | None:
+    """The command `launch --apply` runs on a node before the launch: which of the engine's
+    modules, Ray and pip (engines.yaml) python3 lacks, in `image` (`docker run --rm` with the
+    node's env, as the launch runs it) or bare; None when the engine names none."""
+    data = load_engines()
+    engine_data = data.engines[engine]
+    modules = [*engine_data.modules, *(("ray", "pip") if engine_data.ray else ())]
+    if not modules:
+        return None
+    exports = "".join(f"export {v.name}={shlex.quote(v.value)}; " if v.value
+                      else f"unset {v.name}; " for v in env)
+    python = _q("python3", "-c", _FIND.format(tuple(modules)))
+    if image is None:
+        return exports + " ".join(python)
+    flags = [w for group in _env_flags(env) for w in group]
+    return exports + " ".join([*_q(data.container.runtime, "run", "--rm"), *flags,
+                               *_q(image), *python])
+
+
+def _env_flags(env: Sequence[EnvVar]) -> list[list[str]]:
+    """`-e NAME` for every variable set, four to a line (docker takes the values from the
+    script's environment)."""
+    names = [v.name for v in env if v.value]
+    return [[w for n in names[i:i + 4] for w in ("-e", n)] for i in range(0, len(names), 4)]
 
 
 def container_for(engine: str, host: str, image: str, model: str, env: Sequence[EnvVar],
@@ -81,13 +153,40 @@ def container_for(engine: str, host: str, image: str, model: str, env: Sequence[
     for i in range(0, len(pairs), 3):
         argv.append([shlex.quote(w) for pair in pairs[i:i + 3] for w in pair])
     argv[-1] += _q("--shm-size", data.shm_size)
-    if model.startswith("/"):
-        argv.append(_q("-v", f"{model}:{model}:ro"))
-    names = [v.name for v in env if v.value]
-    for i in range(0, len(names), 4):
-        argv.append([w for n in names[i:i + 4] for w in ("-e", n)])
+    model_part = model_mount(model, data.hf_cache)
+    argv += [g for g in (model_part.mount,) if g]
+    argv += _env_flags(env)
+    argv += [g for g in (model_part.env,) if g]
     argv.append(_q(image))
-    return Container(image, name, argv)
+    return Container(image, name, argv, model_part.about, model_part.setup)
+
+
+@dataclass(frozen=True)
+class ModelMount:
+    """What a container gets of the model: its mount and `-e` words (empty: none), the script
+    lines before `docker run`, and the words that say it."""
+
+    mount: list[str]
+    env: list[str]
+    setup: tuple[str, ...]
+    about: str
+
+
+def model_mount(model: str, cache: str) -> ModelMount:
+    """A local path: mounted read-only. A Hugging Face id: the node's cache mounted at the
+    image's (`cache`), made first so that docker does not make it as root, and HF_TOKEN by
+    name only (`-e HF_TOKEN`: docker takes the value from the node's environment)."""
+    if is_hf_model_id(model):
+        return ModelMount(
+            ["-v", f'"{NODE_HF_CACHE}:{cache}"'], ["-e", "HF_TOKEN", *_q("-e", f"HF_HOME={cache}")],
+            (f"# {model} is a Hugging Face model id: the node's Hugging Face cache (HF_HOME, "
+             f"else ~/.cache/huggingface) is mounted at {cache}, so each node downloads it "
+             "once; HF_TOKEN passes from this node's environment by name, its value never "
+             "written here", f'mkdir -p "{NODE_HF_CACHE}"'),
+            f"the node's Hugging Face cache for {model}")
+    if model.startswith("/"):
+        return ModelMount(_q("-v", f"{model}:{model}:ro"), [], (), f"{model} read-only")
+    return ModelMount([], [], (), f"no model directory ({model})")
 
 
 def effective_tp(spec: LaunchSpec, engine: str, tp: int | None, pp: int = 1) -> int:
@@ -108,18 +207,18 @@ def render(spec: LaunchSpec, engine: str, model: str, tp: int | None = None, pp:
     titles = {"sglang": f"SGLang TP{tp} launch", "vllm": f"vLLM + Ray TP{tp} PP{pp} launch",
               "dp": "data-parallel server launch"}
     extra = arg_groups(engine_args)
+    ray = load_engines().engines[engine].ray or ""
     out: dict[str, str] = {}
     for rank in spec.ranks:
         variables = node_env(spec, rank, engine)
-        head = engine == "vllm" and rank.host == spec.entry
-        box = (container_for(engine, rank.host, container, model, variables, stdin=head)
-               if container else None)
+        box = (container_for(engine, rank.host, container, model, variables,
+                             stdin=engine == "vllm") if container else None)
         out[f"{rank.host}-{engine}.sh"] = env.get_template(f"{engine}.sh.j2").render(
             spec=spec, rank=rank, engine=engine, title=titles[engine], model=model, tp=tp,
             pp=pp, api_port=api_port, dist_port=dist_port, ray_port=ray_port, env=variables,
             command=_command(spec, rank, engine, model, tp, pp, api_port, dist_port, ray_port,
                              extra),
-            container=box)
+            container=box, ray=ray, ray_missing=ray and ray_missing(container, rank.host, ray))
     if engine == "dp":
         if front == "nginx":
             out[NGINX_CONF] = env.get_template("dp-nginx.conf.j2").render(

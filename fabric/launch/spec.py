@@ -20,6 +20,31 @@ class EnvVar:
     why: str
 
 
+_SUBNET_AWARE = ("NVIDIA's subnet-aware routing (its NCCL logs \"Subnet-aware routing\") "
+                 "keeps each queue pair between GIDs of one subnet")
+
+#: NCCL settings per topology kind that depend on nothing else (NVIDIA's dgx-spark-playbooks
+#: multi-sparks cluster setup and sparkrun set them; `--env` overrides any of them).
+KIND_ENV: dict[str, tuple[EnvVar, ...]] = {
+    "ring": (
+        EnvVar("NCCL_IB_SUBNET_AWARE_ROUTING", "1", f"{_SUBNET_AWARE}. Each cable is its own "
+               "subnet, so a peer is reached through the twin that faces it; stock NCCL times "
+               "out on queue pairs to GIDs it cannot reach"),
+        EnvVar("NCCL_IB_MERGE_NICS", "0", "keep every RDMA device separate: rocep1s0f0 and "
+               "rocep1s0f1 differ only by PCI function, so NCCL would merge them into one NIC, "
+               "though on a ring they lead to different neighbours"),
+        EnvVar("NCCL_NET_PLUGIN", "none", "NCCL's own IB transport: a net plugin that an image "
+               "ships (libnccl-net.so) would take over the RDMA devices without the ring's "
+               "subnet-aware routing"),
+    ),
+    "star": (
+        EnvVar("NCCL_IB_SUBNET_AWARE_ROUTING", "1", f"{_SUBNET_AWARE}. Through the switch a "
+               "twin-A GID reaches only twin-A GIDs (one subnet per rail); NVIDIA sets it on "
+               "switched clusters too"),
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Rank:
     rank: int
@@ -128,6 +153,7 @@ def build_spec(intent: Intent, entry: str = "spark01", gid_index: int | None = N
                           f"pairs land in the switch's and NICs' lossless class (PFC priority "
                           f"{r.priority}, ECN); RDMA CM connections get the same ToS from "
                           f"cma_roce_tos, set by `fabric push`"))
+    env += KIND_ENV.get(intent.kind, ())
     if intent.kind == "ring" and len(order) >= 4:
         env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
                           "that connects non-adjacent ranks and fails"))

@@ -389,8 +389,10 @@ class _Planner:
         actions = [f"{c.name}: {c.before or '(unset)'} -> {c.after or '(unset)'}"
                    for c in changes]
         if self.src.kind == "ring" and self.dst.kind != "ring":
-            actions.insert(0, "leaving the ring: drop NCCL_ALGO=Ring and any subnet-aware "
-                           "routing; the switch forwards, the Sparks no longer do")
+            actions.insert(0, "leaving the ring: drop NCCL_ALGO=Ring and the ring's NIC "
+                           "settings (NCCL_IB_MERGE_NICS, NCCL_NET_PLUGIN); subnet-aware "
+                           "routing stays (NVIDIA sets it behind a switch too); the switch "
+                           "forwards, the Sparks no longer do")
         actions.append("rehearse: `fabric launch rehearse`, then relaunch the TP group")
         self._add(Step(len(self.steps) + 1, "launch-env", "Change the launch environment", (),
                        self._serving_now(set()), data.duration("launch_env"),

@@ -119,3 +119,26 @@ def test_exit_codes_and_failure_kinds() -> None:
     assert ApplyOutcome(record, nodes, {}, 1.0, False).exit_code == 1
     nodes["spark02"] = NodeOutcome("spark02", "unreachable", reason=why)
     assert ApplyOutcome(record, nodes, {}, 1.0, False).exit_code == 3
+
+
+def test_image_verdicts_stop_only_what_the_script_cannot_mend_and_name_the_fix() -> None:
+    from fabric.launch.apply import image_verdict
+
+    img = "nvcr.io/nvidia/vllm:26.05.post1-py3"
+    assert image_verdict("vllm", img, "spark01", ()) == image_verdict("vllm", None, "x", ())
+    ok = image_verdict("vllm", img, "spark01", ())
+    assert (ok.problem, ok.note) == ("", "")
+    # no Ray, but pip: the script installs it at each start; said, not stopped for
+    v = image_verdict("vllm", img, "spark01", ("ray",))
+    assert v.problem == "" and v.note.startswith(f"image {img} has no Ray: ")
+    assert "pip install 'ray[default]'" in v.note and "--container" in v.note
+    v = image_verdict("vllm", img, "spark01", ("ray", "pip"))
+    assert v.problem.startswith(f"image {img} has no Ray and no pip to install it: ")
+    v = image_verdict("vllm", img, "spark01", ("vllm",))
+    assert v.problem.startswith(f"image {img} has no vllm: ")
+    assert "--container default" in v.problem
+    v = image_verdict("vllm", None, "spark02", ("ray", "pip"))
+    assert v.problem == ("no Ray for python3 on spark02: pip install 'ray[default]' on every "
+                         "node, or launch in a container (--container default)")
+    assert image_verdict("vllm", None, "spark02", ("vllm",)).problem.startswith(
+        "python3 on spark02 has no vllm: ")

@@ -252,3 +252,37 @@ def test_rehearse_says_how_to_install_torch(state: Path, monkeypatch: pytest.Mon
                        "--env", "NO_TORCH=1")
     assert code == 3
     assert ("torch is not importable by python3 on spark01, spark02, spark03, spark04" in err)
+
+
+HF_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_the_hf_token_never_lands_in_anything_rendered_even_when_set_here(
+        state: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    secret = "hf_" + "Zq8s3cr3tT0k3n" * 3
+    monkeypatch.setenv("HF_TOKEN", secret)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home-here"))
+    passing_report(state, "star4")
+    out = tmp_path / "out"
+    for engine in ("vllm", "sglang", "dp"):
+        code, stdout, err = cli(capsys, "launch", engine, "-t", "star4", "--out", str(out),
+                                "--container", "default", "--model", HF_MODEL)
+        assert code == 0, err
+        assert "Hugging Face" in err and "HF_TOKEN" in err  # the dry run says what it passes
+        written = {p: p.read_text() for p in out.rglob("*") if p.is_file()}
+        assert {p.name for p in written} >= {"plan.json", f"spark01-{engine}.sh"}
+        for text in [*written.values(), stdout, err]:
+            assert secret not in text and "Zq8s3cr3t" not in text
+        assert "-e HF_TOKEN " in written[out / f"spark01-{engine}.sh"]
+        assert str(tmp_path / "hf-home-here") not in written[out / f"spark01-{engine}.sh"]
+
+
+def test_an_hf_token_given_with_env_is_refused(state: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    passing_report(state, "star4")
+    out = tmp_path / "out"
+    code, _, err = cli(capsys, "launch", "sglang", "-t", "star4", "--out", str(out),
+                       "--env", "HF_TOKEN=hf_abcdef123456")
+    assert code == 2 and "--env HF_TOKEN: a secret" in err, err
+    assert "hf_abcdef123456" not in err and not out.exists()

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ class Nodes:
 
     doubles: Path
     remote: Path
+    #: more of each node's login environment (the fake SSH session's)
+    env: dict[str, str] = field(default_factory=dict)
 
     def calls(self, host: str, tool: str | None = None) -> list[dict[str, Any]]:
         path = self.doubles / "state" / host / "calls.jsonl"
@@ -68,17 +70,17 @@ def nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nodes]:
     monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(launch_state, "REMOTE_ROOT", str(remote))
     monkeypatch.setattr(push_shell, "netmiko", lambda task: task.host.name)
+    fake = Nodes(doubles, remote)
 
     def exec_script(conn: str, script: str, timeout: float, stdin: bytes = b"",
                     login: bool = False) -> tuple[int, str]:
         env = {"PATH": f"{doubles}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path),
-               "FAKE_HOST": conn, "LANG": "C.UTF-8"}
+               "FAKE_HOST": conn, "LANG": "C.UTF-8", **fake.env}
         proc = subprocess.run(["bash", "-c", script], input=stdin, env=env, timeout=timeout,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
         return proc.returncode, proc.stdout.decode(errors="replace")
 
     monkeypatch.setattr(push_shell, "exec_script", exec_script)
-    fake = Nodes(doubles, remote)
 
     def probe(url: str, timeout: float = 2.0) -> bool:
         host = next(h for h in HOSTS if f"//{h}." in url)
@@ -96,34 +98,43 @@ def nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nodes]:
             continue
 
 
-def launch_plan(topology: str, engine: str, doubles: Path) -> tuple[Target, LaunchSpec]:
+def launch_plan(topology: str, engine: str, env: dict[str, str]) -> tuple[Target, LaunchSpec]:
     target = resolve_target(None, None, topology)
-    spec = with_extra_env(build_spec(target.intent, gid_index=3),
-                          {"PYTHONPATH": str(doubles / "py")})
+    spec = with_extra_env(build_spec(target.intent, gid_index=3), env)
     if engine == "vllm":
         spec = with_ip_addresses(spec, FAKE_DNS.__getitem__)
     return target, spec
 
 
-def launch(nodes: Nodes, topology: str, engine: str, container: bool
+def launch(nodes: Nodes, topology: str, engine: str, container: bool,
+           env: dict[str, str] | None = None, model: str = MODEL,
            ) -> tuple[Target, LaunchSpec, Any, tuple[str, ...]]:
-    target, spec = launch_plan(topology, engine, nodes.doubles)
+    """Render and apply; `env`: the `--env` pairs (default: the doubles' py/ as PYTHONPATH)."""
+    env = env or {"PYTHONPATH": str(nodes.doubles / "py")}
+    target, spec = launch_plan(topology, engine, env)
     image = f"registry.example/{engine}:test" if container else None
     extra = {"vllm": ["--gpu-memory-utilization=0.8"]}.get(engine, ["--mem-fraction-static",
                                                                       "0.8"])
     args = engine_args(engine, "deepseek-v4.1-flash", extra).args
-    files = render(spec, engine, model=MODEL, container=image, engine_args=args)
+    files = render(spec, engine, model=model, container=image, engine_args=args)
     names = {r.host: container_name(engine, r.host) for r in spec.ranks} if image else {}
-    meta = LaunchMeta(names, image, "deepseek-v4.1-flash", args,
-                      {"PYTHONPATH": str(nodes.doubles / "py")})
+    meta = LaunchMeta(names, image, "deepseek-v4.1-flash", args, env)
     out = apply_launch(target, spec, engine, files, 30000, False, 30.0, meta=meta)
     return target, spec, out, args
 
 
 def docker_run(nodes: Nodes, host: str) -> dict[str, Any]:
-    runs = [c for c in nodes.calls(host, "docker") if c["argv"][:1] == ["run"]]
+    """The launch's own `docker run` on `host` (the named container)."""
+    runs = [c for c in nodes.calls(host, "docker") if c["argv"][:1] == ["run"]
+            and "--name" in c["argv"]]
     assert len(runs) == 1, (host, runs)
     return runs[0]
+
+
+def image_checks(nodes: Nodes, host: str) -> list[dict[str, Any]]:
+    """The `docker run`s of `launch --apply`'s look into the image (no name, nothing kept)."""
+    return [c for c in nodes.calls(host, "docker") if c["argv"][:1] == ["run"]
+            and "--name" not in c["argv"]]
 
 
 def expected_env(spec: LaunchSpec, host: str, engine: str) -> dict[str, str]:
@@ -162,9 +173,12 @@ def test_container_launch_runs_the_right_command_env_and_ranks_and_stop_stops_it
             ip = next(r.fabric_addr for r in spec.ranks if r.host == host)
             assert run["container_env"]["VLLM_HOST_IP"] == ip
             starts = [c["argv"] for c in nodes.calls(host, "ray") if c["argv"][0] == "start"]
+            for start in (c for c in nodes.calls(host, "ray") if c["argv"][0] == "start"):
+                assert start["env"]["RAY_memory_monitor_refresh_ms"] == "0"
             if host == spec.entry:
                 assert starts == [["start", "--head", f"--node-ip-address={ip}", "--port=6379"]]
                 (serve,) = nodes.calls(host, "vllm")
+                assert serve["env"]["RAY_memory_monitor_refresh_ms"] == "0"
                 assert serve["argv"][:2] == ["serve", MODEL]
                 assert " ".join(serve["argv"]).endswith(
                     "--tensor-parallel-size 4 --pipeline-parallel-size 1 "
@@ -246,6 +260,7 @@ def test_bare_metal_vllm_exports_the_ray_ip_and_stop_runs_ray_stop_everywhere(
         ip = next(r.fabric_addr for r in spec.ranks if r.host == host)
         (start,) = [c for c in nodes.calls(host, "ray") if c["argv"][0] == "start"]
         assert start["env"]["VLLM_HOST_IP"] == ip and f"--node-ip-address={ip}" in start["argv"]
+        assert start["env"]["RAY_memory_monitor_refresh_ms"] == "0"
         assert start["env"][RUN_ID_VAR] == record.run_id
         pids = nodes.doubles / "state" / host / "ray-pids"
         daemons[host] = [int(p) for p in pids.read_text().split()]
@@ -259,3 +274,111 @@ def test_bare_metal_vllm_exports_the_ray_ip_and_stop_runs_ray_stop_everywhere(
         assert not nodes.calls(host, "docker")
     assert not any(alive(p) for ps in daemons.values() for p in ps)
     assert not any(alive(p) for p in record.pids.values())
+
+
+def python_without(nodes: Nodes, module: str) -> Path:
+    """A copy of the doubles' py/ without `module`: an image (or a node) that lacks it (beside
+    py/, so the doubles in it share the doubles' state/)."""
+    py = nodes.doubles / f"py-without-{module}"
+    shutil.copytree(nodes.doubles / "py", py)
+    shutil.rmtree(py / module)
+    return py
+
+
+def test_apply_looks_into_the_vllm_image_before_it_starts_anything(nodes: Nodes) -> None:
+    _target, _spec, out, _ = launch(nodes, "star4", "vllm", container=True)
+    assert out.healthy, {h: (n.state, n.reason, n.log_tail) for h, n in out.nodes.items()}
+    assert out.notes == []
+    for host in HOSTS:
+        (check,) = image_checks(nodes, host)
+        assert check["image"] == "registry.example/vllm:test"
+        assert "--rm" in check["argv"] and check["argv"][-3:-1] == ["python3", "-c"]
+        # the launch's env reaches the look (a PYTHONPATH given with --env is the image's)
+        assert check["container_env"]["PYTHONPATH"] == str(nodes.doubles / "py")
+        assert check["time"] < docker_run(nodes, host)["time"]
+
+
+@pytest.mark.parametrize("container", [True, False])
+def test_apply_refuses_a_vllm_launch_without_vllm_and_starts_nothing(
+        nodes: Nodes, container: bool) -> None:
+    py = python_without(nodes, "vllm")
+    _target, _spec, out, _ = launch(nodes, "star4", "vllm", container, {"PYTHONPATH": str(py)})
+    assert not out.healthy and out.exit_code == 1 and out.record.pids == {}
+    for host in HOSTS:
+        reason = out.nodes[host].reason
+        assert out.nodes[host].state == "failed", (host, reason)
+        if container:
+            assert reason.startswith("image registry.example/vllm:test has no vllm"), reason
+        else:
+            assert reason.startswith(f"python3 on {host} has no vllm"), reason
+        assert "--container default" in reason
+        assert not nodes.calls(host, "ray") and not nodes.calls(host, "vllm")
+        assert not (container and [c for c in nodes.calls(host, "docker")
+                                   if "--name" in c["argv"]])
+    assert load_record(launch_state_path()) is None
+
+
+def test_apply_refuses_bare_metal_vllm_without_ray_naming_the_fix(nodes: Nodes) -> None:
+    py = python_without(nodes, "ray")
+    _target, _spec, out, _ = launch(nodes, "star4", "vllm", False, {"PYTHONPATH": str(py)})
+    assert out.exit_code == 1 and out.record.pids == {}
+    for host in HOSTS:
+        assert out.nodes[host].reason == (
+            f"no Ray for python3 on {host}: pip install 'ray[default]' on every node, or "
+            "launch in a container (--container default)")
+        assert not nodes.calls(host, "ray")
+
+
+def test_an_image_without_ray_gets_it_at_start_and_apply_says_so(
+        nodes: Nodes, tmp_path: Path) -> None:
+    """The image's python3 has pip but no Ray: `--apply` notes it and starts; each container
+    pip-installs Ray (a stand-in pip, which puts the Ray double in place) before `ray start`."""
+    py = python_without(nodes, "ray")
+    fake = tmp_path / "image-bin"
+    fake.mkdir()
+    log = tmp_path / "pip.log"
+    (fake / "python3").write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = -m ] && [ "$2" = pip ]; then\n'
+        f'  echo "$*" >> {log}; tmp=$(mktemp -d {py}/.ray-XXXX)\n'
+        f'  cp -r {nodes.doubles}/py/ray/. "$tmp" && mv -T "$tmp" {py}/ray 2>/dev/null; exit 0\n'
+        "fi\n"
+        'exec /usr/bin/python3 "$@"\n')
+    (fake / "python3").chmod(0o755)
+    path = f"{fake}:{nodes.doubles}/bin:/usr/bin:/bin"
+    _target, _spec, out, _ = launch(nodes, "star4", "vllm", True,
+                                    {"PYTHONPATH": str(py), "PATH": path})
+    assert out.healthy, {h: (n.state, n.reason, n.log_tail) for h, n in out.nodes.items()}
+    assert len(out.notes) == 4 and all(
+        n.startswith(f"{h}: image registry.example/vllm:test has no Ray: ")
+        for h, n in zip(HOSTS, out.notes, strict=True))
+    assert "pip install 'ray[default]'" in out.notes[0]
+    installs = log.read_text().splitlines()
+    assert installs and set(installs) == {"-m pip install --no-cache-dir ray[default]"}
+
+
+def test_a_hugging_face_model_uses_each_node_cache_and_token_and_records_no_secret(
+        nodes: Nodes, tmp_path: Path) -> None:
+    """The node's HF_HOME is mounted at the image's cache path and HF_TOKEN reaches the engine
+    from the node's own environment; the token is in nothing fabric writes or says."""
+    secret = "hf_" + "N0d3T0k3nV4lu3" * 3
+    cache = tmp_path / "node-hf-home"
+    nodes.env.update({"HF_TOKEN": secret, "HF_HOME": str(cache)})
+    said: list[str] = []
+    target, spec = launch_plan("star4", "sglang", {"PYTHONPATH": str(nodes.doubles / "py")})
+    files = render(spec, "sglang", model="Qwen/Qwen3-8B", container="registry.example/s:test")
+    meta = LaunchMeta({r.host: container_name("sglang", r.host) for r in spec.ranks},
+                      "registry.example/s:test", None, (), {})
+    out = apply_launch(target, spec, "sglang", files, 30000, False, 30.0, said.append, meta)
+    assert out.healthy, {h: (n.state, n.reason, n.log_tail) for h, n in out.nodes.items()}
+    assert cache.is_dir()  # made by the script, not by docker as root
+    for host in HOSTS:
+        run = docker_run(nodes, host)
+        assert f"{cache}:/root/.cache/huggingface" in run["argv"]
+        assert run["container_env"]["HF_TOKEN"] == secret
+        assert run["container_env"]["HF_HOME"] == "/root/.cache/huggingface"
+        assert secret not in " ".join(run["argv"])
+    texts = [*said, *files.values(), launch_state_path().read_text(),
+             *(p.read_text() for p in nodes.remote.rglob("*.sh"))]
+    assert not any(secret in t for t in texts)
+    assert stop_launch(target).exit_code == 0

@@ -12,11 +12,21 @@ export GLOO_SOCKET_IFNAME=enP7s7
 export NCCL_IB_HCA==roceP2p1s0f0,roceP2p1s0f1,rocep1s0f0,rocep1s0f1
 # the RoCE v2 GID index that `fabric validate` found identical on every node
 export NCCL_IB_GID_INDEX=3
+# NVIDIA's subnet-aware routing (its NCCL logs "Subnet-aware routing") keeps each queue pair between GIDs of one subnet. Each cable is its own subnet, so a peer is reached through the twin that faces it; stock NCCL times out on queue pairs to GIDs it cannot reach
+export NCCL_IB_SUBNET_AWARE_ROUTING=1
+# keep every RDMA device separate: rocep1s0f0 and rocep1s0f1 differ only by PCI function, so NCCL would merge them into one NIC, though on a ring they lead to different neighbours
+export NCCL_IB_MERGE_NICS=0
+# NCCL's own IB transport: a net plugin that an image ships (libnccl-net.so) would take over the RDMA devices without the ring's subnet-aware routing
+export NCCL_NET_PLUGIN=none
 # ring of 4+: stock NCCL also builds a tree that connects non-adjacent ranks and fails
 export NCCL_ALGO=Ring
 # the IP Ray registers for this node (--node-ip-address): otherwise vLLM takes the default-route address and Ray finds "no GPUs on the driver node"
 export VLLM_HOST_IP=192.0.2.1
+# Ray's memory monitor off, for every `ray start` and the engine: on GB10's unified memory the GPU's allocations count as host RAM, and the monitor kills the workers holding the weights (NVIDIA's, sparkrun's and spark-vllm-docker's setups all set it)
+export RAY_memory_monitor_refresh_ms=0
 # Ray head on the entry node, then vLLM across the cluster.
+# Ray must be on this node already: bare metal, the launch installs nothing here.
+python3 -c 'import ray' 2>/dev/null || { echo "fabric: no Ray for python3 on spark01: pip install 'ray[default]' on every node, or launch in a container (--container default)" >&2; exit 1; }
 ray start --head --node-ip-address=192.0.2.1 --port=6379
 python3 - <<'PY'
 import time, ray

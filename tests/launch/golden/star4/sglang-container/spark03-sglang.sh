@@ -14,6 +14,8 @@ export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 export NCCL_IB_GID_INDEX=3
 # 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
 export NCCL_CROSS_NIC=0
+# NVIDIA's subnet-aware routing (its NCCL logs "Subnet-aware routing") keeps each queue pair between GIDs of one subnet. Through the switch a twin-A GID reaches only twin-A GIDs (one subnet per rail); NVIDIA sets it on switched clusters too
+export NCCL_IB_SUBNET_AWARE_ROUTING=1
 # SGLang tensor parallel across 4 nodes; rank order follows the topology.
 # In container fabric-sglang-spark03 (registry.example/sglang:test): host network and IPC, every GPU,
 # the RDMA devices, /models/DeepSeek-V4.1-Flash read-only, and the variables above (-e).
@@ -24,7 +26,7 @@ exec docker run --rm --name fabric-sglang-spark03 \
   --ulimit memlock=-1 --ulimit stack=67108864 --shm-size 32g \
   -v /models/DeepSeek-V4.1-Flash:/models/DeepSeek-V4.1-Flash:ro \
   -e NCCL_SOCKET_IFNAME -e GLOO_SOCKET_IFNAME -e NCCL_IB_HCA -e NCCL_IB_GID_INDEX \
-  -e NCCL_CROSS_NIC \
+  -e NCCL_CROSS_NIC -e NCCL_IB_SUBNET_AWARE_ROUTING \
   registry.example/sglang:test \
   python3 -m sglang.launch_server \
   --model-path /models/DeepSeek-V4.1-Flash \

@@ -14,6 +14,8 @@ export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 export NCCL_IB_GID_INDEX=3
 # 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
 export NCCL_CROSS_NIC=0
+# NVIDIA's subnet-aware routing (its NCCL logs "Subnet-aware routing") keeps each queue pair between GIDs of one subnet. Through the switch a twin-A GID reaches only twin-A GIDs (one subnet per rail); NVIDIA sets it on switched clusters too
+export NCCL_IB_SUBNET_AWARE_ROUTING=1
 # Data parallel: one full server on this node; the front (nginx or sglang-router) spreads requests.
 exec python3 -m sglang.launch_server \
   --model-path /models/DeepSeek-V4.1-Flash \

@@ -14,7 +14,13 @@ export NCCL_IB_HCA==rocep1s0f0,roceP2p1s0f0
 export NCCL_IB_GID_INDEX=3
 # 2 rails (10.210.0.0/24, 10.210.1.0/24): a twin-A to twin-B queue pair cannot cross rails, so each NCCL channel keeps to one rail
 export NCCL_CROSS_NIC=0
+# NVIDIA's subnet-aware routing (its NCCL logs "Subnet-aware routing") keeps each queue pair between GIDs of one subnet. Through the switch a twin-A GID reaches only twin-A GIDs (one subnet per rail); NVIDIA sets it on switched clusters too
+export NCCL_IB_SUBNET_AWARE_ROUTING=1
 # the IP Ray registers for this node (--node-ip-address): otherwise vLLM takes the default-route address and Ray finds "no GPUs on the driver node"
 export VLLM_HOST_IP=10.210.0.4
+# Ray's memory monitor off, for every `ray start` and the engine: on GB10's unified memory the GPU's allocations count as host RAM, and the monitor kills the workers holding the weights (NVIDIA's, sparkrun's and spark-vllm-docker's setups all set it)
+export RAY_memory_monitor_refresh_ms=0
 # Ray worker joining the head on spark01.
+# Ray must be on this node already: bare metal, the launch installs nothing here.
+python3 -c 'import ray' 2>/dev/null || { echo "fabric: no Ray for python3 on spark04: pip install 'ray[default]' on every node, or launch in a container (--container default)" >&2; exit 1; }
 exec ray start --block --address=10.210.0.1:6379 --node-ip-address=10.210.0.4
