@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,13 +11,15 @@ import pytest
 import routeros_api
 
 from fabric.lab.routeros.backend import FakeBackend
+from fabric.lab.routeros.clock import Clock
 from fabric.lab.routeros.device import Device
 from fabric.lab.routeros.server import ApiServer
 from fabric.lab.routeros.state import NO_DEFAULTS, StateFile, write_initial_state
 
 from .helpers import CABLED, MGMT_ADDRESS, PASSWORD, USER, Lab, RawClient
 
-#: make_lab(config=..., training_s=..., mgmt_address=...) -> a running emulator on a fake kernel
+#: make_lab(config=..., training_s=..., mgmt_address=..., clock=...) -> a running emulator on a
+#: fake kernel
 MakeLab = Callable[..., Lab]
 
 
@@ -26,12 +29,13 @@ def make_lab(tmp_path: Path) -> Iterator[MakeLab]:
     started: list[tuple[ApiServer, threading.Thread]] = []
 
     def make(config: str = NO_DEFAULTS, training_s: float = 0.0,
-             mgmt_address: str | None = None) -> Lab:
+             mgmt_address: str | None = None, clock: Clock = time.time) -> Lab:
         path = tmp_path / f"crs804-{len(started)}.json"
         write_initial_state(path, "crs804", CABLED, USER, PASSWORD, config=config,
                             mgmt_address=mgmt_address)
         backend = FakeBackend({name: 1500 for name in CABLED} | {"ether1": 1500})
-        device = Device(StateFile(path), backend, line_rate_mbit=10000, training_s=training_s)
+        device = Device(StateFile(path), backend, line_rate_mbit=10000, training_s=training_s,
+                        clock=clock)
         device.record_settings()
         device.reconcile()
         server = ApiServer(("127.0.0.1", 0), device)

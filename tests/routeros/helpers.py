@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from fabric.lab.routeros.backend import FakeBackend
 from fabric.lab.routeros.codec import WordReader, encode_sentence
 from fabric.lab.routeros.device import Device
 from fabric.lab.routeros.server import ApiServer
+
+T = TypeVar("T")
 
 CABLED = {"qsfp56-dd-1-1": 200, "qsfp56-dd-1-5": 200, "qsfp56-dd-2-1": 400}
 USER, PASSWORD = "admin", "s3cret=="
@@ -56,3 +61,34 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def eventually(probe: Callable[[], T], timeout: float = 5.0, step: float = 0.01) -> T:
+    """``probe()`` once it is truthy (the observer threads work asynchronously), polled up to
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {value!r}")
+        time.sleep(step)
+
+
+class FakeClock:
+    """A switch clock that moves only when a test moves it."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def local_epoch(text: str) -> float:
+    """``2026-12-01 09:30:00`` in the process's local time, as epoch seconds."""
+    return time.mktime(time.strptime(text, "%Y-%m-%d %H:%M:%S"))

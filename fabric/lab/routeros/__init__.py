@@ -35,6 +35,17 @@ lane at ``no-link`` (its netdev down, so the far end loses carrier) for ``--trai
 seconds; a thread of the server brings it up at the deadline recorded in the state file, also
 for changes made through the SSH CLI.
 
+LLDP and link times (``observed``): the server's own LLDP receiver (an AF_PACKET socket for
+0x88cc on every interface of the namespace) keeps ``/ip/neighbor`` like RouterOS: entries keyed
+by (the interface a frame arrived on, chassis id, port id), each aged from its last frame until
+its TTL runs out (a TTL-0 frame removes its entry at once). A re-plug leaves the old entry to
+age out. A link watcher (rtnetlink) records each interface name's carrier up/down times for
+``/interface`` ``last-link-up-time`` / ``last-link-down-time``, in the clock ``/system/clock``
+prints. The
+namespace's lldpd only announces the switch. The socket is also the kernel's handler for
+LLDP, so bridged lanes no longer count it as ``rx-drop``. The server writes what it observed
+to ``<state stem>.observed.json`` next to the state file, where the SSH CLI reads it.
+
 SSH CLI (for Netmiko's ``mikrotik_routeros``): make sshd's ``ForceCommand``::
 
     python -m fabric.lab.routeros shell --state /run/fabric/L/crs804.json

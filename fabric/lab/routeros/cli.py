@@ -62,7 +62,8 @@ VIEWS: dict[str, View] = {
         (("X", "disabled"), ("I", "invalid"), ("D", "dynamic")),
         ("address", "network", "interface"),
     ),
-    "/ip/neighbor": View((), ("interface", "address", "mac-address", "identity", "platform")),
+    "/ip/neighbor": View((), ("interface", "address", "mac-address", "identity", "platform",
+                              "age")),
 }
 #: ``print stats`` as a table (other menus show their counters one block per item).
 STATS_VIEWS: dict[str, View] = {
@@ -389,8 +390,14 @@ def _cli_value(value: str) -> str:
     return {"true": "yes", "false": "no"}.get(value, value)
 
 
+#: RouterOS prints a date-time (``last-link-up-time``) as it is, space and all.
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$")
+
+
 def _quote(value: str) -> str:
     if value and all(ch.isalnum() or ch in "-_.,:/*+" for ch in value):
+        return value
+    if _DATE_TIME.match(value):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

@@ -6,6 +6,10 @@ group restart that enabling/disabling a sibling causes) records a deadline in th
 netdev down at once, so the far end loses carrier; the API server's trainer thread
 (``run_trainer``) brings it back up when the deadline passes. Until then the lane reads
 ``no-link``, not running, and not disabled.
+
+What the switch observes (LLDP neighbours, link up/down times) comes from ``observations``:
+the API server's own ``observed.Observations`` once it runs, else the sidecar it writes next to
+the state file (so the SSH CLI sees the same). ``clock`` is the switch's clock for both.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .backend import Backend, KernelCounters, KernelLink
+from .clock import Clock
 from .linkmodel import Negotiated, negotiate, shaping_mbit
+from .observed import Observed, ObservedSource, Sidecar, sidecar_path
 from .platform import CRS804, Platform
 from .state import Bridge, Ether, Lane, State, StateFile
 
@@ -70,6 +76,7 @@ class Device:
         line_rate_mbit: int = DEFAULT_LINE_RATE_MBIT,
         platform: Platform = CRS804,
         training_s: float | None = None,
+        clock: Clock = time.time,
     ) -> None:
         self.state_file = state_file
         self.backend = backend
@@ -77,10 +84,20 @@ class Device:
         self.platform = platform
         self._training_s = training_s
         self._lock = threading.RLock()
+        self.clock = clock
+        self.observations: ObservedSource = Sidecar(sidecar_path(state_file.path))
         self.started = time.time()
 
     def load(self) -> State:
         return self.state_file.load()
+
+    def now(self) -> float:
+        """The switch's clock (epoch seconds)."""
+        return self.clock()
+
+    def observed(self) -> Observed:
+        """LLDP neighbours and link times, as the API server observed them."""
+        return self.observations.observed()
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[State]:

@@ -1,7 +1,9 @@
-"""Backend that drives the real kernel with ``ip``, ``tc`` and ``lldpcli``.
+"""Backend that drives the real kernel with ``ip`` and ``tc``, and opens the API server's
+LLDP and rtnetlink sockets (``rawsock``).
 
 The emulator normally runs inside the switch namespace; ``netns`` prefixes every command with
-``ip netns exec NS`` so tests (or a supervisor outside the namespace) can drive one from outside.
+``ip netns exec NS`` (and opens the sockets in that namespace) so tests (or a supervisor outside
+the namespace) can drive one from outside.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ import json
 import subprocess
 from typing import Any
 
-from .backend import STATS64_FIELDS, KernelCounters, KernelLink, Neighbor
-from .lldp import parse_neighbors
+from .backend import STATS64_FIELDS, FrameSource, KernelCounters, KernelLink, LinkSource
+from .rawsock import NetlinkSource, PacketSource
 
 #: One line per netdev, ``/sys/class/net/<dev>/carrier_down_count:<n>`` (sysfs of this netns).
 CARRIER_DOWNS = "grep -s -H . /sys/class/net/*/carrier_down_count"
@@ -23,6 +25,7 @@ class KernelError(RuntimeError):
 
 class KernelBackend:
     def __init__(self, netns: str | None = None, timeout_s: float = 10.0) -> None:
+        self.netns = netns or None
         self._prefix = ["ip", "netns", "exec", netns] if netns else []
         self._timeout = timeout_s
 
@@ -120,15 +123,11 @@ class KernelBackend:
             "50ms",
         )
 
-    def neighbors(self) -> list[Neighbor]:
-        try:
-            text = self._run("lldpcli", "-f", "json", "show", "neighbors", check=False)
-        except (FileNotFoundError, subprocess.TimeoutExpired):
-            return []
-        try:
-            return parse_neighbors(text)
-        except ValueError:
-            return []
+    def open_lldp(self) -> FrameSource:
+        return PacketSource(self.netns)
+
+    def open_links(self) -> LinkSource:
+        return NetlinkSource(self.netns)
 
 
 def stats64(item: dict[str, Any]) -> dict[str, int]:

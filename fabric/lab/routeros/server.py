@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -13,7 +14,10 @@ from pathlib import Path
 from types import FrameType
 
 from .device import Device
+from .observed import Observations, Observer, Sidecar, sidecar_path
 from .session import Session
+
+log = logging.getLogger(__name__)
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -27,7 +31,8 @@ class _Handler(socketserver.BaseRequestHandler):
 
 
 class ApiServer(socketserver.ThreadingTCPServer):
-    """The API on ``address``, plus the device's link-training thread (see ``Device``)."""
+    """The API on ``address``, plus the device's link-training thread (see ``Device``) and the
+    observer's LLDP receiver and link watcher (see ``observed``), started before it serves."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -35,6 +40,16 @@ class ApiServer(socketserver.ThreadingTCPServer):
     def __init__(self, address: tuple[str, int], device: Device) -> None:
         self.device = device
         super().__init__(address, _Handler)
+        observations = Observations(device.clock, Sidecar(sidecar_path(device.state_file.path)))
+        self.observer: Observer | None = Observer(device.backend, observations)
+        try:
+            self.observer.start()
+        except OSError:  # no CAP_NET_RAW, say: it serves on, observing nothing
+            log.exception("LLDP receiver and link watcher not started")
+            self.observer.stop()
+            self.observer = None
+        else:
+            device.observations = observations
         self._trainer_stop = threading.Event()
         self._trainer = threading.Thread(
             target=device.run_trainer, args=(self._trainer_stop,), name="link-training",
@@ -43,6 +58,8 @@ class ApiServer(socketserver.ThreadingTCPServer):
         self._trainer.start()
 
     def server_close(self) -> None:
+        if self.observer is not None:
+            self.observer.stop()
         self._trainer_stop.set()
         if self._trainer.is_alive() and self._trainer is not threading.current_thread():
             self._trainer.join(timeout=5)

@@ -7,9 +7,11 @@ from dataclasses import replace
 from typing import TypeVar
 
 from ..backend import KernelCounters
+from ..clock import format_datetime
 from ..counters import ethernet_counters, interface_counters, never_used
 from ..device import Device, EtherView, LaneView
 from ..errors import unknown_parameter
+from ..netlink import LinkTimes
 from ..platform import ETHER_LINK_MODES, FEC_MODES, LINK_MODES
 from ..state import Ether, Lane, State
 from .base import (
@@ -68,10 +70,23 @@ def lane_counters(lane: Lane, counters: dict[str, KernelCounters]) -> KernelCoun
     return counters.get(lane.name) if lane.cable_gbps > 0 else never_used(lane.name)
 
 
+def link_times(times: LinkTimes | None) -> Row:
+    """``last-link-down-time`` / ``last-link-up-time`` in the switch's clock; absent where the
+    link never went down / never came up since the server started."""
+    row: Row = {}
+    if times is not None and times.down is not None:
+        row["last-link-down-time"] = format_datetime(times.down)
+    if times is not None and times.up is not None:
+        row["last-link-up-time"] = format_datetime(times.up)
+    return row
+
+
 def interface_rows(dev: Device) -> list[Row]:
     """Every lane, copper port and bridge, as ``/interface print`` lists them (the counters
-    read from the kernel now, see ``counters``)."""
+    read from the kernel now, see ``counters``; link times as the API server saw carrier
+    change, by name)."""
     state, links, counters = dev.load(), dev.links(), dev.counters()
+    times = dev.observed().links
     members = bridge_members(state)
     rows: list[Row] = []
     for lane in state.lanes:
@@ -86,6 +101,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "l2mtu": str(lane.l2mtu),
             "max-l2mtu": str(dev.platform.max_l2mtu),
             "mac-address": view.mac,
+            **(link_times(times.get(lane.name)) if lane.cable_gbps > 0 else {}),
             **interface_counters(lane_counters(lane, counters)),
             "running": yes(view.running),
             "slave": yes(lane.name in members),
@@ -107,6 +123,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "l2mtu": str(ether.l2mtu),
             "max-l2mtu": str(dev.platform.max_l2mtu),
             "mac-address": ev.mac,
+            **link_times(times.get(ether.name)),
             **interface_counters(counters.get(ether.name)),
             "running": yes(ev.running),
             "slave": yes(ether.name in members),
@@ -128,6 +145,7 @@ def interface_rows(dev: Device) -> list[Row]:
             "actual-mtu": actual,
             "l2mtu": "65535",
             "mac-address": link.mac if link else "",
+            **link_times(times.get(bridge.name)),
             **interface_counters(counters.get(bridge.name)),
             "running": yes(running),
             "slave": "false",

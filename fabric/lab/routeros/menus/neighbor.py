@@ -1,33 +1,43 @@
-"""``/ip/neighbor`` (from lldpd) and ``/ip/neighbor/discovery-settings``."""
+"""``/ip/neighbor`` (the API server's LLDP table, see ``discovery``) and
+``/ip/neighbor/discovery-settings``."""
 
 from __future__ import annotations
 
+from ..clock import format_duration
 from ..device import Device
+from ..discovery import NeighborEntry, current
 from ..platform import DISCOVERY_PROTOCOLS
 from .base import Menu, Reply, Request, Row, check_args, parse_bool, parse_list, print_reply, yes
 
 
+def _address(addresses: tuple[str, ...]) -> str:
+    """RouterOS's ``address``: the first IPv4 management address, else the first one."""
+    v4 = [a for a in addresses if ":" not in a]
+    return (v4 or list(addresses) or [""])[0]
+
+
+def neighbor_row(entry: NeighborEntry, now: float) -> Row:
+    d = entry.lldpdu
+    return {
+        ".id": entry.id,
+        "interface": entry.interface,
+        "address": _address(d.management_addresses),
+        "mac-address": entry.mac_address,
+        "identity": d.system_name,
+        "platform": d.system_description.split(" ")[0] if d.system_description else "",
+        "interface-name": d.port_id,
+        "system-description": d.system_description,
+        "discovered-by": "lldp",
+        "age": format_duration(entry.age(now)),
+    }
+
+
 def neighbor_rows(dev: Device) -> list[Row]:
-    state = dev.load()
-    if "lldp" not in state.discovery.protocol.split(","):
+    """The entries whose TTL has not run out, their age counted from their last frame."""
+    if "lldp" not in dev.load().discovery.protocol.split(","):
         return []
-    rows: list[Row] = []
-    for index, n in enumerate(dev.backend.neighbors(), start=1):
-        rows.append(
-            {
-                ".id": f"*{index:X}",
-                "interface": n.interface,
-                "address": n.address,
-                "mac-address": n.mac_address,
-                "identity": n.identity,
-                "platform": n.system_description.split(" ")[0] if n.system_description else "",
-                "interface-name": n.interface_name,
-                "system-description": n.system_description,
-                "discovered-by": "lldp",
-                "age": "10s",
-            }
-        )
-    return rows
+    now = dev.now()
+    return [neighbor_row(e, now) for e in current(dev.observed().neighbors, now)]
 
 
 def neighbor_print(dev: Device, req: Request) -> Reply:

@@ -1,21 +1,15 @@
-"""``/system/identity`` and ``/system/resource``."""
+"""``/system/identity``, ``/system/resource`` and ``/system/clock``."""
 
 from __future__ import annotations
 
+from ..clock import clock_row, format_duration
 from ..device import Device
 from .base import Menu, Reply, Request, check_args, print_reply
 
 
 def format_uptime(seconds: int) -> str:
     """RouterOS duration: ``1w2d3h4m5s`` with zero parts left out (``0s`` when zero)."""
-    parts: list[str] = []
-    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            parts.append(f"{seconds // size}{unit}")
-            seconds %= size
-    if seconds or not parts:
-        parts.append(f"{seconds}s")
-    return "".join(parts)
+    return format_duration(seconds)
 
 
 def identity_print(dev: Device, req: Request) -> Reply:
@@ -55,7 +49,13 @@ def resource_print(dev: Device, req: Request) -> Reply:
     return print_reply([row], req)
 
 
+def clock_print(dev: Device, req: Request) -> Reply:
+    """The switch's clock (the one ``last-link-up-time`` is written in)."""
+    return print_reply([clock_row(dev.now())], req)
+
+
 MENUS = (
     Menu("/system/identity", {"print": identity_print, "set": identity_set}),
     Menu("/system/resource", {"print": resource_print}),
+    Menu("/system/clock", {"print": clock_print, "getall": clock_print}),
 )
