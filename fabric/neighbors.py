@@ -7,9 +7,11 @@ Only *fresh* entries decide (`stale` False); a stale one counts neither for nor 
 
 What makes an entry fresh depends on what its age counts:
 
-- RouterOS (`age` = since the neighbour's last frame), on a lane whose last link change
-  (`last-link-up-time` / `last-link-down-time`) is known: fresh when it was certainly heard
-  after that change (`ROS_MARGIN_S`: both are whole seconds), else stale. Where the switch
+- RouterOS (`age` = since the neighbour's last frame): fresh when it was certainly heard
+  since this collection began (frames arrive only over the cable plugged in now; the Sparks
+  announce at its start), or, on a lane whose last link change (`last-link-up-time` /
+  `last-link-down-time`) is known, certainly heard after that change (`ROS_MARGIN_S`: both
+  are whole seconds); else, on such a lane, stale. Where the switch
   does not say when its links changed, of several far ends the one heard most recently (by
   more than `SLACK_S`) is fresh, and a single far end is.
 - lldpd (`age` = since it learned the entry or saw it *change*; identical frames do not reset
@@ -40,6 +42,9 @@ SLACK_S = 1.0
 #: RouterOS: how much younger than its lane's last link change an entry must be to have been
 #: heard after it (the age and the link-change time are both whole seconds).
 ROS_MARGIN_S = 2.0
+#: RouterOS ages are whole seconds (floored or rounded): a true age is below the printed one
+#: plus this.
+ROS_AGE_STEP_S = 1.0
 #: lldpd on a Spark against the far lane's last link change, read on another host a moment
 #: apart: whole seconds on both, plus the reads' skew.
 SPARK_MARGIN_S = 5.0
@@ -74,15 +79,23 @@ def new_beacon() -> str:
 
 
 def mark_stale(neighbors: Iterable[NeighborFact], far_end: Callable[[NeighborFact], str],
-               link_age_s: Mapping[str, float] | None = None) -> tuple[NeighborFact, ...]:
+               link_age_s: Mapping[str, float] | None = None,
+               heard_within_s: float | None = None) -> tuple[NeighborFact, ...]:
     """RouterOS `neighbors` (ages since each neighbour's last frame) with `stale` set on the
     entries that do not describe the cable plugged in now (see the module doc). `far_end`
     names an entry's far end (`endpoint`), so a Spark's two twins count as one neighbour;
-    `link_age_s` gives a local port's seconds since its last link change, where known."""
+    `link_age_s` gives a local port's seconds since its last link change, where known;
+    `heard_within_s`: seconds since this collection began (a frame heard since then came over
+    the cable plugged in now, whatever the link did before)."""
     items = list(neighbors)
     links = link_age_s or {}
-    stale = [n.stale or (n.local_port in links and not heard_after(n.age_s, links[n.local_port],
-                                                                   ROS_MARGIN_S))
+
+    def now(n: NeighborFact) -> bool:
+        return heard_within_s is not None and heard_after(n.age_s, heard_within_s,
+                                                          ROS_AGE_STEP_S)
+
+    stale = [n.stale or (not now(n) and n.local_port in links
+                         and not heard_after(n.age_s, links[n.local_port], ROS_MARGIN_S))
              for n in items]
     # each untimed port's far ends, with the age of the freshest entry from each (inf: unknown)
     ends_at: dict[str, dict[str, float]] = defaultdict(dict)

@@ -150,3 +150,19 @@ def test_a_beacon_is_four_bytes_as_lldpcli_prints_them() -> None:
     value = new_beacon()
     assert re.fullmatch(r"[0-9A-F]{2}(,[0-9A-F]{2}){3}", value)
     assert new_beacon() != value or new_beacon() != value
+
+
+def test_a_switch_entry_heard_since_the_collection_began_is_fresh_whatever_the_link_did() -> None:
+    """The lanes changed 2 s ago (a push's link training) and the entry was heard at this
+    run's announcement: by the link change alone whole seconds cannot tell (age 1, change 2),
+    but it was heard after the collection began 2.5 s ago: fresh. The swapped-out neighbour,
+    heard before the run, stays stale."""
+    entries = [_n("qsfp56-dd-2-1", "spark02", "enp1s0f0np0", 1.0),
+               _n("qsfp56-dd-3-1", "spark02", "enp1s0f0np0", 4.0)]
+    links = {"qsfp56-dd-2-1": 2.0, "qsfp56-dd-3-1": 2.0}
+    intent = load_intent("star4", None)
+    marked = mark_stale(entries, lambda n: endpoint(intent, n.system_name, n.port_id), links,
+                        heard_within_s=2.5)
+    assert [n.stale for n in marked] == [False, True]
+    assert all(n.stale for n in mark_stale(entries, lambda n: endpoint(
+        intent, n.system_name, n.port_id), links))  # without it: not certain

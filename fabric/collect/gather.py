@@ -11,6 +11,7 @@ burst with its facts batch (`fabric.remote.burst`), the switch's calls right aft
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -154,12 +155,12 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
                        families: Collection[str] | None = None,
                        beside: Beside | None = None,
                        first: Mapping[str, Side] | None = None,
-                       beacon: str | None = None) -> Result:
+                       beacon: str | None = None, began: float | None = None) -> Result:
     """Collect one host's facts with the task of its role, then close its connection (unless
     `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares;
     `families`: only what those families judge; `beacon`: the LLDP beacon a Spark announces
-    (`fabric.neighbors`). With `beside`, the result is a `Gathered` (`first`: each host's
-    first stage, already run)."""
+    (`fabric.neighbors`); `began`: when the whole collection began (monotonic). With `beside`,
+    the result is a `Gathered` (`first`: each host's first stage, already run)."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
@@ -174,14 +175,14 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
 
         if role == "switch" and beside is None:
             result = collect_switch_facts(task, intent, narrow=narrow, families=families,
-                                          on_wait=waiting).result
+                                          on_wait=waiting, began=began).result
         elif beside is None:
             result = collect_spark_facts(task, intent, narrow=narrow, families=families,
                                          beacon=beacon).result
         elif role == "switch":
             started = now()
             facts = collect_switch_facts(task, intent, narrow=narrow, families=families,
-                                         on_wait=waiting).result
+                                         on_wait=waiting, began=began).result
             after = beside.switch(api) if beside.switch is not None else None
             result = Gathered(facts, Side(started, switch=after), (first or {}).get(host))
         else:
@@ -244,9 +245,11 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
         if on_opened is not None:
             on_opened("connect, counters before")
     beacon = new_beacon()
+    began = time.monotonic()  # a switch entry heard since is from the cable plugged in now
     got, failed = run(nr, collect_host_facts, hosts=[h for h in wanted if h not in errors],
                       intent=intent, rows=rows, close=nornir is None, narrow=narrow,
                       families=families, beside=beside, first=first, beacon=beacon,
+                      began=began,
                       name="collect_facts",
                       on_failed=nornir is not None, addressed=True, scrub=scrub)
     errors |= failed

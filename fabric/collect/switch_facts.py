@@ -155,24 +155,30 @@ def link_ages(iface: Mapping[str, Row], clock: Row) -> dict[str, float]:
 
 
 def _fresh_neighbors(api: Any, intent: Intent, waited: Iterable[str],
-                     link_age: Mapping[str, float], first: list[dict[str, str]] | None = None,
+                     link_age: Mapping[str, float], first: list[dict[str, str]],
+                     began: float, first_sent: float,
                      on_wait: Callable[[str], None] | None = None) -> tuple[NeighborFact, ...]:
-    """`/ip/neighbor` (`first`: its first read, made with the `link_age` read), stale entries
-    marked; re-read (bounded by SWITCH_LLDP_WAIT_S, `on_wait` told which lanes it waits for)
-    while a lane in `waited` lists no fresh neighbour yet and others do (no lane with one:
-    LLDP is not spoken here, nothing to wait for)."""
-    start = time.monotonic()
-    deadline = start + SWITCH_LLDP_WAIT_S
+    """`/ip/neighbor` (`first`: its first read, sent at `first_sent` with the `link_age`
+    read), stale entries marked (`began`: when the collection began, monotonic); re-read
+    (bounded by SWITCH_LLDP_WAIT_S, `on_wait` told which lanes it waits for) while a lane in
+    `waited` lists no fresh neighbour yet (no entry at all on any lane: LLDP is not spoken
+    here, nothing to wait for)."""
+    deadline = first_sent + SWITCH_LLDP_WAIT_S
     want = set(waited)
+    rows: list[dict[str, str]] | None = first
+    sent = first_sent
     while True:
-        rows = first if first is not None else _rows(api, "/ip/neighbor")
-        first = None
-        since = time.monotonic() - start  # the link ages were read at the start
+        if rows is None:
+            sent = time.monotonic()  # before the read: the ages are at least this recent
+            rows = _rows(api, "/ip/neighbor")
+        since = sent - first_sent  # the link ages were read with the first read
         found = mark_stale(build_neighbors(rows),
                            lambda n: endpoint(intent, n.system_name, n.port_id),
-                           {lane: age + since for lane, age in link_age.items()})
+                           {lane: age + since for lane, age in link_age.items()},
+                           heard_within_s=sent - began)
+        rows = None
         heard = {n.local_port for n in found if not n.stale}
-        if not heard or want <= heard or time.monotonic() >= deadline:
+        if not found or want <= heard or time.monotonic() >= deadline:
             return found
         if on_wait is not None:
             on_wait("waiting for fresh LLDP on " + ", ".join(sorted(want - heard)))
@@ -186,7 +192,8 @@ def _cabled(intent: Intent) -> list[str]:
 
 def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
                          families: Collection[str] | None = None,
-                         on_wait: Callable[[str], None] | None = None) -> Result:
+                         on_wait: Callable[[str], None] | None = None,
+                         began: float | None = None) -> Result:
     """Collect SwitchFacts: identity, version and board, every lane's settings and state
     (`monitor once` on all of them, in one call), bridges with their ports and hw-offload,
     LLDP neighbors (fresh, stale entries marked), whether LLDP discovery is on and, where
@@ -197,6 +204,7 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     `fabric gate` compares (the fingerprint: the cabled lanes' state, MTU and LLDP
     neighbours). Read-only; a dry run collects too.
     """
+    began = time.monotonic() if began is None else began
     wanted = frozenset({FINGERPRINT}) if narrow else (
         None if families is None else frozenset(families))
 
@@ -222,6 +230,7 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     # tells link-up times) its clock
     names = [r["name"] for r in eth]
     monitoring = _monitor_async(api, names)
+    first_sent = time.monotonic()
     neighbors_read = api.get_resource("/ip/neighbor").get_async()
     clock_read = api.get_resource("/system/clock").get_async() if any(
         "last-link-up-time" in r or "last-link-down-time" in r for r in iface.values()) else None
@@ -253,7 +262,7 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
                        ports=tuple(p for p, row in ports.items() if row.get("bridge") == b["name"]))
             for b in bridges),
         neighbors=_fresh_neighbors(api, intent, running if lldp_on is not False else [],
-                                   ages, first_neighbors, on_wait),
+                                   ages, first_neighbors, began, first_sent, on_wait),
         lldp_enabled=lldp_on,
         qos=qos,
     )

@@ -68,11 +68,30 @@ class _Api:
 
 
 def test_switch_lldp_is_polled_until_each_running_lane_hears_a_neighbour(
-        target: Target) -> None:
+        target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setattr(csf, "SWITCH_LLDP_WAIT_S", 3.0)  # the emulator fixture shortens it
+
     api = _Api(ready=3)
-    found = csf._fresh_neighbors(api, target.intent, ["qsfp56-dd-1-1", "qsfp56-dd-2-1"], {})
+    now = time.monotonic()
+    first = api.get()
+    found = csf._fresh_neighbors(api, target.intent, ["qsfp56-dd-1-1", "qsfp56-dd-2-1"], {},
+                                 first, now, now)
     assert api.reads == 3 and {n.local_port for n in found} == {"qsfp56-dd-1-1",
                                                                 "qsfp56-dd-2-1"}
+    # the lanes changed 2 s ago: spark02's entry (age 0) is heard after that only certainly
+    # once the collection itself is a second old; it is waited for, not judged stale
+    api = _Api(ready=1)
+    now = time.monotonic()
+    found = csf._fresh_neighbors(api, target.intent, ["qsfp56-dd-2-1"],
+                                 {"qsfp56-dd-1-1": 1000.0, "qsfp56-dd-2-1": 0.5}, api.get(),
+                                 now, now)
+    assert [n.local_port for n in found if not n.stale] == ["qsfp56-dd-1-1",
+                                                           "qsfp56-dd-2-1"], found
+    assert api.reads > 1
     silent = _Api(ready=0)
     silent.get = lambda: []  # type: ignore[method-assign]  # no LLDP at all: nothing to wait for
-    assert csf._fresh_neighbors(silent, target.intent, ["qsfp56-dd-1-1"], {}) == ()
+    now = time.monotonic()
+    assert csf._fresh_neighbors(silent, target.intent, ["qsfp56-dd-1-1"], {}, [], now,
+                                now) == ()
