@@ -72,7 +72,6 @@ def test_a_swap_at_the_switch_fails_at_once_and_the_swap_back_passes_at_once(
     # the field's evidence: both ends keep what they learned before the move
     sw = _switch_neighbors(lab)
     assert ("qsfp56-dd-2-1", "spark02", "enp1s0f0np0") in sw, sw  # learned before the move
-    assert ("qsfp56-dd-2-1", "spark03", "enp1s0f0np0") in sw, sw  # heard since
     assert ("qsfp56-dd-3-1", "spark03", "enp1s0f0np0") in sw, sw
     ports = {p for _, system, p in lldp_neighbors(star4_pushed, "spark02") if system == "crs804"}
     assert "qsfp56-dd-2-1" in ports, ports  # spark02's lldpd still lists its old lane
