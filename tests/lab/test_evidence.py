@@ -91,20 +91,22 @@ def test_a_swap_at_the_switch_fails_at_once_and_the_swap_back_passes_at_once(
     gate = fabric("gate", "--lab", lab, state_dir=state)
     assert gate.returncode == 1 and "did not pass" in gate.stderr, gate.stderr[-2000:]
 
-    code, _, err = _heal(lab)
-    assert code == 0, err
+    # judged from the switch's fresh entries
+    _healed_passes_at_once(lab, tmp_path, state, "LLDP confirms it from crs804:")
+
+
+def _healed_passes_at_once(lab: str, tmp_path: Path, state: Path, confirmed: str) -> None:
+    """`fabric lab heal` (the cables put back), then the very next cabling validation passes
+    every cable, each confirmed as `confirmed` says, with no warning."""
+    proc = fabric("lab", "heal", "--name", lab)
+    assert proc.returncode == 0, proc.stderr
     code, report, err = validate(lab, tmp_path, "--only", "cabling", state_dir=state)
     assert code == 0, err[-3000:]
     cabling = _cabling(report)
     assert len(cabling) == 4 and {r["status"] for r in cabling.values()} == {"pass"}
-    for r in cabling.values():  # judged from the switch's fresh entries
-        assert "LLDP confirms it from crs804:" in r["message"], r["message"]
+    for r in cabling.values():
+        assert confirmed in r["message"], r["message"]
     assert not _worse_than_pass(report), json.dumps(_worse_than_pass(report), indent=1)
-
-
-def _heal(lab: str) -> tuple[int, str, str]:
-    proc = fabric("lab", "heal", "--name", lab)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_two_ring_cables_swapped_fail_at_once_and_pass_once_put_back(
@@ -121,15 +123,8 @@ def test_two_ring_cables_swapped_fail_at_once_and_pass_once_put_back(
         assert "spark02 and spark04 are swapped at spark01:p0 / spark03:p0" in r["message"], \
             r["message"]
         assert r["hint"] == "swap the cables back, or change the topology"
-    code, _, err = _heal(lab)
-    assert code == 0, err
-    code, report, err = validate(lab, tmp_path, "--only", "cabling", state_dir=state)
-    assert code == 0, err[-3000:]
-    cabling = _cabling(report)
-    assert len(cabling) == 4 and {r["status"] for r in cabling.values()} == {"pass"}
-    for r in cabling.values():  # from an end that heard this run's beacon
-        assert "LLDP confirms it from spark" in r["message"], r["message"]
-    assert not _worse_than_pass(report), json.dumps(_worse_than_pass(report), indent=1)
+    # from an end that heard this run's beacon
+    _healed_passes_at_once(lab, tmp_path, state, "LLDP confirms it from spark")
 
 
 def test_one_unreachable_spark_is_exit_3_with_one_row_and_the_rest_judged(

@@ -16,7 +16,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -28,6 +27,7 @@ from .clock import Clock
 from .discovery import NeighborEntry, NeighborTable
 from .lldp import Lldpdu, LldpError, parse_frame
 from .netlink import LinkEvent, LinkHistory, LinkTimes
+from .state import write_json_atomically
 
 log = logging.getLogger(__name__)
 
@@ -86,16 +86,7 @@ class Sidecar:
             return Observed()
 
     def write(self, observed: Observed) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(to_json(observed), fh, indent=1, sort_keys=True)
-                fh.write("\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_json_atomically(self.path, to_json(observed))
 
 
 class Observations:

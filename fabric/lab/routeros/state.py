@@ -405,18 +405,7 @@ class StateFile:
             self._write(state)
 
     def _write(self, state: State) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w") as fh:
-                json.dump(to_json(state), fh, indent=1, sort_keys=True)
-                fh.write("\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        write_json_atomically(self.path, to_json(state), fsync=True)
 
     @contextlib.contextmanager
     def edit(self) -> Iterator[State]:
@@ -447,3 +436,20 @@ def write_initial_state(
     """
     StateFile(path).save(new_state(identity, lanes, username, password, version,
                                    config=config, mgmt_address=mgmt_address))
+
+
+def write_json_atomically(path: Path, data: Any, fsync: bool = False) -> None:
+    """`data` as JSON in `path`, replaced at once (a reader sees the old file or the new)."""
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
