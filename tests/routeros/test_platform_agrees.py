@@ -18,3 +18,14 @@ def test_emulator_and_intent_agree_on_the_crs804() -> None:
         assert emulated.LINK_MODES[mode.speed] == mode.gbps, mode.name
         assert mode.auto_negotiation == (mode.gbps >= emulated.AUTONEG_OK_GBPS), mode.name
     assert model.fec_mode == "fec91" and emulated.FEC91_MIN_GBPS <= 200
+
+
+def test_the_emulated_chip_family_is_one_the_property_table_knows() -> None:
+    """The QoS menus' properties by chip family are data push and the emulator share
+    (platforms.yaml `routeros_properties`); the emulator's default family is one of them."""
+    from fabric.intent.platforms import routeros_properties
+    from fabric.lab.routeros.menus import MENUS
+
+    table = routeros_properties()
+    assert emulated.DEFAULT_CHIP_FAMILY in table.families
+    assert set(table.menus) <= set(MENUS), set(table.menus) - set(MENUS)

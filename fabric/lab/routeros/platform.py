@@ -95,6 +95,10 @@ QOS_MARKING_SINCE = (7, 10)
 QOS_SINCE = (7, 15)
 QOS_LOSSLESS_SINCE = (7, 23)
 DEFAULT_VERSION = "7.19.4 (stable)"
+#: The switch chip's family in MikroTik's CLI reference (platforms.yaml
+#: `routeros_properties.families`). Which one the CRS804 is, is not settled: the default is the
+#: family that has every queue property (use-shared-buffers, queue-buffers), today's rows.
+DEFAULT_CHIP_FAMILY = "prestera-dx"
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

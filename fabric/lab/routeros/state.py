@@ -17,7 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .platform import CRS804, DEFAULT_VERSION, LANE_NAMES, Platform
+from fabric.intent.platforms import routeros_properties
+
+from .platform import CRS804, DEFAULT_CHIP_FAMILY, DEFAULT_VERSION, LANE_NAMES, Platform
 
 SCHEMA = "fabric.routeros-state/1"
 #: How the state starts: ``/system reset-configuration no-defaults=yes`` (nothing configured),
@@ -253,6 +255,8 @@ class State:
     username: str
     password: str
     version: str = DEFAULT_VERSION
+    #: the switch chip's family, which decides the properties of its QoS menus' rows
+    chip_family: str = DEFAULT_CHIP_FAMILY
     lanes: list[Lane] = field(default_factory=list)
     ethers: list[Ether] = field(default_factory=list)
     bridges: list[Bridge] = field(default_factory=list)
@@ -304,16 +308,22 @@ def new_state(
     *,
     config: str = NO_DEFAULTS,
     mgmt_address: str | None = None,
+    chip_family: str = DEFAULT_CHIP_FAMILY,
 ) -> State:
     """All 32 lanes (the cabled ones carrying their cable capability in Gbit/s) and ether1,
     configured as ``config`` says (see ``CONFIGS``); ``mgmt_address`` (``A.B.C.D/N``) becomes the
-    one ``/ip/address`` item, on ``bridge`` (factory) or ``ether1``."""
+    one ``/ip/address`` item, on ``bridge`` (factory) or ``ether1``. ``chip_family`` is one of
+    platforms.yaml's ``routeros_properties.families``."""
     unknown = sorted(set(lanes) - set(LANE_NAMES))
     if unknown:
         raise ValueError(f"not a CRS804 lane: {', '.join(unknown)}")
     if config not in CONFIGS:
         raise ValueError(f"config must be one of {', '.join(CONFIGS)}, got {config!r}")
-    state = State(identity=identity, username=username, password=password, version=version)
+    families = routeros_properties().families
+    if chip_family not in families:
+        raise ValueError(f"chip_family must be one of {', '.join(families)}, got {chip_family!r}")
+    state = State(identity=identity, username=username, password=password, version=version,
+                  chip_family=chip_family)
     for index, name in enumerate(LANE_NAMES, start=1):
         state.lanes.append(
             Lane(
@@ -437,6 +447,7 @@ def write_initial_state(
     *,
     config: str = NO_DEFAULTS,
     mgmt_address: str | None = None,
+    chip_family: str = DEFAULT_CHIP_FAMILY,
 ) -> None:
     """Create the emulator's state file: ``lanes`` maps cabled lane name -> cable Gbit/s.
 
@@ -444,6 +455,9 @@ def write_initial_state(
     Lanes not named are uncabled. Each cabled lane must exist as a netdev of the same name in
     the switch namespace before the server starts. ``config`` and ``mgmt_address``: see
     ``new_state`` (the default is a switch reset with no defaults: no bridge, no address).
+    ``chip_family``: which properties the QoS menus have (``prestera-dx``, the default, or
+    ``prestera-cpss``: no ``use-shared-buffers`` / ``queue-buffers`` on the tx-manager queues).
     """
     StateFile(path).save(new_state(identity, lanes, username, password, version,
-                                   config=config, mgmt_address=mgmt_address))
+                                   config=config, mgmt_address=mgmt_address,
+                                   chip_family=chip_family))
