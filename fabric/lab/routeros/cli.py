@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .device import Device
-from .errors import Trap
+from .errors import Trap, no_such_item
 from .export import export_terse, resource_text
 from .kernel import KernelError
 from .menus import MENUS, available
@@ -328,7 +328,7 @@ class Cli:
             elif item.isdigit():
                 ids = self.numbered.get(path) or [r[".id"] for r in self.rows(path)]
                 if int(item) >= len(ids):
-                    raise Trap("no such item")
+                    raise no_such_item()
                 refs.append(ids[int(item)])
             else:
                 refs.append(item)
