@@ -64,6 +64,14 @@ VIEWS: dict[str, View] = {
     ),
     "/ip/neighbor": View((), ("interface", "address", "mac-address", "identity", "platform",
                               "age")),
+    "/ip/route": View(
+        (("D", "dynamic"), ("A", "active"), ("c", "connect")),
+        ("dst-address", "gateway", "routing-table", "distance"),
+    ),
+    "/system/health": View((), ("name", "value", "type")),
+    "/system/package": View((("X", "disabled"),), ("name", "version", "build-time", "size")),
+    "/user": View((("X", "disabled"),), ("name", "group", "address", "last-logged-in")),
+    "/user/active": View((), ("when", "name", "address", "via")),
 }
 #: ``print stats`` as a table (other menus show their counters one block per item).
 STATS_VIEWS: dict[str, View] = {

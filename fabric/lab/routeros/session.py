@@ -80,6 +80,7 @@ class Session:
         self.device = device
         self.reader = WordReader(sock.recv)
         self.user: str | None = None
+        self._active: str | None = None  # this session's /user/active entry
         self._send_lock = threading.Lock()
         self.streams = Streams(self.send)
         #: per menu, the items of this session's last print, in order (position numbers)
@@ -111,6 +112,8 @@ class Session:
             return
         finally:
             self.streams.stop_all()
+            if self._active is not None:
+                self.device.active_users.logout(self._active)
 
     def handle(self, words: list[bytes]) -> None:
         tag = sentence_tag(words)
@@ -289,5 +292,12 @@ class Session:
                   "utf-8", "surrogateescape"), state.password.encode()))
         if not ok:
             raise Trap(LOGIN_FAILED)
+        if self._active is None:
+            try:
+                address = str(self.sock.getpeername()[0])
+            except (OSError, IndexError):
+                address = ""
+            self._active = self.device.active_users.login(state.username, address, "api",
+                                                          self.device.now())
         self.user = name
         return Reply()
