@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..device import Device
 from ..errors import unknown_parameter
-from ..state import QosPort, State
+from ..qos_state import QosPort
+from ..state import State
 from .base import Reply, Request, Row, check_args, parse_choice, pick, target_refs, yes
 from .qos_common import (
     QOS,

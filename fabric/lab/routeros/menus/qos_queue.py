@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ..device import Device
 from ..errors import Trap
-from ..state import PfcProfile, State, TxQueue
+from ..qos_state import PfcProfile, TxQueue
+from ..state import State
 from .base import (
     Reply,
     Request,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..device import Device
 from ..errors import Trap
-from ..state import QosMapIp, QosProfile, State
+from ..qos_state import QosMapIp, QosProfile
+from ..state import State
 from .base import Reply, Request, Row, parse_bool, parse_choice, parse_int, pick, target_refs, yes
 from .qos_common import QOS, SWITCH, check, missing, offloaded, parse_dscp_list
 
