@@ -11,6 +11,12 @@ from typing import Any
 from fabric.intent.yamlsource import load_text
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """'7.19.4 (stable)' -> (7, 19, 4); unreadable parts are 0."""
+    head = version.split()[0] if version.split() else "0"
+    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
+
+
 @dataclass(frozen=True)
 class PortMode:
     """How a port is split: the first lane of each group, its forced speed and rate."""
@@ -49,10 +55,8 @@ class SwitchModel:
     def qos_max_egress_gbps(self, version: str) -> int:
         """The most a lane's queue shaper takes on RouterOS `version` (the newest cap whose
         `since` is not above it; the oldest where the version is older or unreadable)."""
-        def key(v: str) -> tuple[int, ...]:
-            head = v.split()[0] if v.split() else "0"
-            return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
-        fitting = [cap for since, cap, _ in self.qos_egress_caps if key(since) <= key(version)]
+        fitting = [cap for since, cap, _ in self.qos_egress_caps
+                   if version_key(since) <= version_key(version)]
         return fitting[-1] if fitting else self.qos_egress_caps[0][1]
 
     def port_names(self) -> list[str]:
@@ -138,8 +142,66 @@ def roce_qos() -> RoceQos:
     return RoceQos(queues=queues, absent_costs=costs, **raw)
 
 
+@dataclass(frozen=True)
+class MenuProperty:
+    """One property of a RouterOS menu's rows (platforms.yaml `routeros_properties`)."""
+
+    name: str
+    #: the first RouterOS major.minor that has it ("": every version)
+    since: str = ""
+    #: the switch-chip families without it (MikroTik CLI reference syscap `!family`)
+    not_on: tuple[str, ...] = ()
+    #: printed only on the rows where it has a value
+    optional: bool = False
+
+    def present(self, family: str, version: str) -> bool:
+        """Whether a chip of `family` on RouterOS `version` has this property."""
+        if family in self.not_on:
+            return False
+        return not self.since or version_key(version)[:2] >= version_key(self.since)[:2]
+
+
+@dataclass(frozen=True)
+class RouterOsProperties:
+    """Which properties each menu's rows have, by chip family and RouterOS version."""
+
+    #: family -> what it is
+    families: dict[str, str]
+    #: menu path -> its properties, in print order
+    menus: dict[str, tuple[MenuProperty, ...]]
+
+    def shown(self, menu: str, family: str, version: str) -> tuple[str, ...]:
+        """The properties `menu` has on a chip of `family` running `version`; KeyError for an
+        unknown family or a menu the table does not hold."""
+        if family not in self.families:
+            raise KeyError(family)
+        return tuple(p.name for p in self.menus[menu] if p.present(family, version))
+
+    def absent(self, menu: str, family: str, version: str) -> tuple[str, ...]:
+        """The properties of `menu` that this chip and version lack."""
+        shown = set(self.shown(menu, family, version))
+        return tuple(p.name for p in self.menus[menu] if p.name not in shown)
+
+
+@cache
+def routeros_properties() -> RouterOsProperties:
+    raw = _raw()["routeros_properties"]
+    families = {str(k): " ".join(str(v).split()) for k, v in raw["families"].items()}
+    menus: dict[str, tuple[MenuProperty, ...]] = {}
+    for path, props in raw["menus"].items():
+        menus[str(path)] = tuple(
+            MenuProperty(name=str(name), since=str((spec or {}).get("since", "")),
+                         not_on=tuple(str(f) for f in (spec or {}).get("not_on", ())),
+                         optional=bool((spec or {}).get("optional", False)))
+            for name, spec in props.items())
+    unknown = {f for ps in menus.values() for p in ps for f in p.not_on} - set(families)
+    if unknown:
+        raise ValueError(f"routeros_properties: unknown chip families {sorted(unknown)}")
+    return RouterOsProperties(families=families, menus=menus)
+
+
 #: Top-level keys of platforms.yaml that are not switch models.
-_NOT_MODELS = ("spark", "roce_qos")
+_NOT_MODELS = ("spark", "roce_qos", "routeros_properties")
 
 
 def switch_models() -> list[str]:

@@ -18,8 +18,8 @@ from fabric.lab.routeros.state import NO_DEFAULTS, StateFile, write_initial_stat
 
 from .helpers import CABLED, MGMT_ADDRESS, PASSWORD, USER, Lab, RawClient
 
-#: make_lab(config=..., training_s=..., mgmt_address=..., clock=...) -> a running emulator on a
-#: fake kernel
+#: make_lab(config=..., training_s=..., mgmt_address=..., clock=..., chip_family=...) -> a running
+#: emulator on a fake kernel
 MakeLab = Callable[..., Lab]
 
 
@@ -29,10 +29,11 @@ def make_lab(tmp_path: Path) -> Iterator[MakeLab]:
     started: list[tuple[ApiServer, threading.Thread]] = []
 
     def make(config: str = NO_DEFAULTS, training_s: float = 0.0,
-             mgmt_address: str | None = None, clock: Clock = time.time) -> Lab:
+             mgmt_address: str | None = None, clock: Clock = time.time,
+             **options: str) -> Lab:
         path = tmp_path / f"crs804-{len(started)}.json"
         write_initial_state(path, "crs804", CABLED, USER, PASSWORD, config=config,
-                            mgmt_address=mgmt_address)
+                            mgmt_address=mgmt_address, **options)
         backend = FakeBackend({name: 1500 for name in CABLED} | {"ether1": 1500})
         device = Device(StateFile(path), backend, line_rate_mbit=10000, training_s=training_s,
                         clock=clock)

@@ -209,7 +209,7 @@ def test_address_duplicates_and_missing_items(raw: RawClient) -> None:
     assert raw.talk("/ip/address/set", "=interface=ether1") == [
         ["!trap", "=message=missing =.id="], ["!done"]]
     assert raw.talk("/ip/address/remove", "=.id=*99") == [
-        ["!trap", "=message=no such item"], ["!done"]]
+        ["!trap", "=category=0", "=message=no such item"], ["!done"]]
 
 
 def test_address_menu_with_routeros_api_client(factory: Lab, api: Any) -> None:

@@ -56,7 +56,8 @@ def test_tag_echoed_on_every_reply_only_when_sent(raw: RawClient) -> None:
     untagged = raw.talk("/interface/print", "?name=qsfp56-dd-1-1")
     assert not any(w.startswith(".tag") for s in untagged for w in s)
     trap = raw.talk("/interface/ethernet/set", "=.id=nope", "=mtu=9000", ".tag=t1")
-    assert trap == [["!trap", "=message=no such item", ".tag=t1"], ["!done", ".tag=t1"]]
+    assert trap == [["!trap", "=category=0", "=message=no such item", ".tag=t1"],
+                    ["!done", ".tag=t1"]]
 
 
 def test_print_with_no_results_is_empty_then_done(raw: RawClient) -> None:
@@ -97,7 +98,7 @@ def test_unknown_directory_names_it_first(raw: RawClient) -> None:
     raw.login()
     reply = raw.talk("/system/routerboard/print")
     assert reply == [
-        ["!trap", "=message=no such command or directory (routerboard)"],
+        ["!trap", "=category=0", "=message=no such command or directory (routerboard)"],
         ["!trap", "=message=no such command prefix"],
         ["!done"],
     ]

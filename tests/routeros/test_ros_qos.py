@@ -123,7 +123,8 @@ def test_below_7_15_the_pfc_menus_do_not_exist(lab: Lab, raw: RawClient, api: An
     set_version(lab, "7.12.1 (stable)")
     raw.login()
     assert raw.talk(f"{QOS}/priority-flow-control/print") == [
-        ["!trap", "=message=no such command or directory (priority-flow-control)"],
+        ["!trap", "=category=0",
+         "=message=no such command or directory (priority-flow-control)"],
         ["!trap", "=message=no such command prefix"],
         ["!done"],
     ]

@@ -8,7 +8,8 @@ How the lab starts it (one process per lab, inside the switch namespace)::
                         lanes={"qsfp56-dd-1-1": 200, "qsfp56-dd-2-1": 200},  # cable Gbit/s
                         username="admin", password="secret",
                         config="factory",  # or "prepared"; default "no-defaults"
-                        mgmt_address="198.18.0.2/24")  # the /ip/address item (emulated only)
+                        mgmt_address="198.18.0.2/24",  # the /ip/address item (emulated only)
+                        chip_family="prestera-dx")  # or "prestera-cpss" (QoS properties)
     # 2. create the cabled lanes as netdevs named like the lanes (veth ends) in L-crs804,
     # 3. start the API server in the namespace and wait for its readiness line:
     ip netns exec L-crs804 python -m fabric.lab.routeros serve \\
@@ -45,6 +46,11 @@ prints. The
 namespace's lldpd only announces the switch. The socket is also the kernel's handler for
 LLDP, so bridged lanes no longer count it as ``rx-drop``. The server writes what it observed
 to ``<state stem>.observed.json`` next to the state file, where the SSH CLI reads it.
+
+The API (``session``, ``streams``) is as strict as RouterOS for an independent client: tags on
+every reply (also to a sentence that did not parse), bytes passed through as they are, position
+numbers in ``=numbers=``, ``=category=`` on traps, the 6.43+ login only, and ``listen``,
+``print =follow=`` / ``=interval=`` and ``monitor`` streaming until ``/cancel``.
 
 SSH CLI (for Netmiko's ``mikrotik_routeros``): make sshd's ``ForceCommand``::
 

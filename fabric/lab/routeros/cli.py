@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .device import Device
-from .errors import Trap
+from .errors import Trap, no_such_item
 from .export import export_terse, resource_text
 from .kernel import KernelError
 from .menus import MENUS, available
@@ -64,6 +64,14 @@ VIEWS: dict[str, View] = {
     ),
     "/ip/neighbor": View((), ("interface", "address", "mac-address", "identity", "platform",
                               "age")),
+    "/ip/route": View(
+        (("D", "dynamic"), ("A", "active"), ("c", "connect")),
+        ("dst-address", "gateway", "routing-table", "distance"),
+    ),
+    "/system/health": View((), ("name", "value", "type")),
+    "/system/package": View((("X", "disabled"),), ("name", "version", "build-time", "size")),
+    "/user": View((("X", "disabled"),), ("name", "group", "address", "last-logged-in")),
+    "/user/active": View((), ("when", "name", "address", "via")),
 }
 #: ``print stats`` as a table (other menus show their counters one block per item).
 STATS_VIEWS: dict[str, View] = {
@@ -328,7 +336,7 @@ class Cli:
             elif item.isdigit():
                 ids = self.numbered.get(path) or [r[".id"] for r in self.rows(path)]
                 if int(item) >= len(ids):
-                    raise Trap("no such item")
+                    raise no_such_item()
                 refs.append(ids[int(item)])
             else:
                 refs.append(item)

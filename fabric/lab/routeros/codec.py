@@ -47,9 +47,18 @@ def decode_length(read: Callable[[int], bytes]) -> int:
     return int.from_bytes(read(4), "big")
 
 
+#: How the emulator turns words into text and back: RouterOS words are bytes, not UTF-8, so a
+#: byte that is not UTF-8 is kept as a surrogate and written back as the same byte.
+WORD_ERRORS = "surrogateescape"
+
+
+def decode_word(word: bytes) -> str:
+    return word.decode("utf-8", WORD_ERRORS)
+
+
 def encode_word(word: str | bytes) -> bytes:
-    """Length prefix plus the UTF-8 bytes of one word."""
-    data = word.encode() if isinstance(word, str) else word
+    """Length prefix plus the bytes of one word (text as ``decode_word`` made it)."""
+    data = word.encode("utf-8", WORD_ERRORS) if isinstance(word, str) else word
     return encode_length(len(data)) + data
 
 

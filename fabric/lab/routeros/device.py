@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from .active import ActiveUsers
 from .backend import Backend, KernelCounters, KernelLink
 from .clock import Clock
 from .linkmodel import Negotiated, negotiate, shaping_mbit
@@ -86,6 +87,8 @@ class Device:
         self._lock = threading.RLock()
         self.clock = clock
         self.observations: ObservedSource = Sidecar(sidecar_path(state_file.path))
+        #: the API sessions logged in to this process (``/user/active``)
+        self.active_users = ActiveUsers()
         self.started = time.time()
 
     def load(self) -> State:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 # RouterOS trap categories (API manual): 0 missing item or command, 1 argument value failure,
-# 2 execution interrupted, 3 scripting failure, 4 general failure, 5 API failure.
+# 2 execution interrupted, 3 scripting failure, 4 general failure, 5 API failure, 6 TTY
+# failure, 7 a value from :return. MikroTik's own examples: `=category=0 =message=no such item`,
+# `=category=2 =message=interrupted` for a cancelled command; `no such command prefix` and
+# `unknown parameter` come without one.
 CATEGORY_MISSING = 0
 CATEGORY_ARGUMENT = 1
+CATEGORY_INTERRUPTED = 2
 CATEGORY_GENERAL = 4
 
 
@@ -23,7 +27,16 @@ class Fatal(Exception):
 
 
 def no_such_item() -> Trap:
-    return Trap("no such item")
+    return Trap("no such item", CATEGORY_MISSING)
+
+
+def no_such_command() -> Trap:
+    return Trap("no such command", CATEGORY_MISSING)
+
+
+def interrupted() -> Trap:
+    """What ends a streaming command that ``/cancel`` stopped."""
+    return Trap("interrupted", CATEGORY_INTERRUPTED)
 
 
 def unknown_parameter() -> Trap:

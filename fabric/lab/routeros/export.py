@@ -5,18 +5,8 @@ from __future__ import annotations
 import time
 
 from .platform import CRS804, QOS_LOSSLESS_SINCE, QOS_SINCE, version_tuple
-from .state import (
-    DEFAULT_TX_QUEUES,
-    Bridge,
-    BridgePort,
-    Discovery,
-    Ether,
-    IpAddress,
-    Lane,
-    QosPort,
-    QosSettings,
-    State,
-)
+from .qos_state import DEFAULT_TX_QUEUES, QosPort, QosSettings
+from .state import Bridge, BridgePort, Discovery, Ether, IpAddress, Lane, State
 
 DEFAULT_DISCOVERY = Discovery()
 

@@ -79,6 +79,31 @@ class Platform:
     switch_type: str = "Marvell-98DX7335"
     #: the most a QoS queue shaper (egress-rate-queueN) takes on this chip (field report)
     max_egress_rate_bps: int = 100 * 10**9
+    #: ``/system/health`` rows (name, value, type) as RouterOS 7 prints them: the names of
+    #: MikroTik's switches and routers with two hot-swap PSUs and a fan tray (CRS3xx/CRS5xx
+    #: field outputs: cpu/switch temperature, fan-state, fanN-speed, psuN-state; the
+    #: CCR1072's manual example: board-temperature1, psuN-voltage). The CRS804's own list is
+    #: not verified on hardware; the values are a plausible idle switch.
+    health: tuple[tuple[str, str, str], ...] = field(default=(
+        ("cpu-temperature", "47", "C"),
+        ("switch-temperature", "58", "C"),
+        ("board-temperature1", "39", "C"),
+        ("fan-state", "ok", ""),
+        ("fan1-speed", "7320", "RPM"),
+        ("fan2-speed", "7275", "RPM"),
+        ("fan3-speed", "7350", "RPM"),
+        ("fan4-speed", "7290", "RPM"),
+        ("psu1-state", "ok", ""),
+        ("psu2-state", "ok", ""),
+        ("psu1-voltage", "12.1", "V"),
+        ("psu2-voltage", "12.1", "V"),
+    ))
+    #: ``/system/package``: (name, size in bytes); the switch chip needs ``switch-marvell``.
+    #: Sizes are plausible arm64 packages, not measured.
+    packages: tuple[tuple[str, int], ...] = field(default=(
+        ("routeros", 13_172_736), ("switch-marvell", 5_967_872)))
+    #: The firmware's build time (``/system/resource`` and every package).
+    build_time: str = "2025-07-24 10:02:08"
 
     def lane_mac(self, index: int) -> str:
         return f"{MOD_MAC_PREFIX}:{0x10:02X}:{index // 256:02X}:{index % 256:02X}"
@@ -95,6 +120,10 @@ QOS_MARKING_SINCE = (7, 10)
 QOS_SINCE = (7, 15)
 QOS_LOSSLESS_SINCE = (7, 23)
 DEFAULT_VERSION = "7.19.4 (stable)"
+#: The switch chip's family in MikroTik's CLI reference (platforms.yaml
+#: `routeros_properties.families`). Which one the CRS804 is, is not settled: the default is the
+#: family that has every queue property (use-shared-buffers, queue-buffers), today's rows.
+DEFAULT_CHIP_FAMILY = "prestera-dx"
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

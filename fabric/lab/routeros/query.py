@@ -24,6 +24,16 @@ def _compare(actual: str, wanted: str) -> int:
     return (actual > wanted) - (actual < wanted)
 
 
+#: RouterOS matches a boolean property by its meaning: ``?disabled=no`` is ``disabled=false``.
+_BOOLEAN = {"yes": "true", "no": "false"}
+
+
+def _equal(actual: str | None, wanted: str) -> bool:
+    if actual == wanted:
+        return True
+    return actual in ("true", "false") and _BOOLEAN.get(wanted) == actual
+
+
 def _leaf(body: str) -> Predicate:
     """One push word: ``name``, ``=name=x``, ``name=x``, ``-name``, ``<name=x``, ``>name=x``."""
     if body.startswith("-"):
@@ -41,7 +51,7 @@ def _leaf(body: str) -> Predicate:
         return lambda row: name in row and _compare(row[name], value) < 0
     if op == ">":
         return lambda row: name in row and _compare(row[name], value) > 0
-    return lambda row: row.get(name) == value
+    return lambda row: _equal(row.get(name), value)
 
 
 def _or(a: Predicate, b: Predicate) -> Predicate:

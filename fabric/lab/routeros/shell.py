@@ -40,10 +40,20 @@ def _terminal(stream: TextIO) -> Iterator[bool]:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
+def _bytes_as_they_are(stream: TextIO) -> None:
+    """RouterOS values are bytes: what is not UTF-8 passes as the same bytes (the API stores
+    such bytes as surrogates, see ``codec.WORD_ERRORS``)."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="surrogateescape")
+
+
 def run_shell(device: Device, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Prompt, read a line, answer, until ``/quit`` or end of input."""
     inp = stdin or sys.stdin
     out = stdout or sys.stdout
+    _bytes_as_they_are(inp)
+    _bytes_as_they_are(out)
     with _terminal(inp) as echo:
         return _loop(Cli(device), inp, out, echo)
 

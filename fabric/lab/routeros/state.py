@@ -17,7 +17,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .platform import CRS804, DEFAULT_VERSION, LANE_NAMES, Platform
+from fabric.intent.platforms import routeros_properties
+
+from .platform import CRS804, DEFAULT_CHIP_FAMILY, DEFAULT_VERSION, LANE_NAMES, Platform
+from .qos_state import (
+    PfcProfile,
+    Qos,
+    QosMapIp,
+    QosPort,
+    QosProfile,
+    QosSettings,
+    SwitchChip,
+    TxQueue,
+    default_qos,
+)
 
 SCHEMA = "fabric.routeros-state/1"
 #: How the state starts: ``/system reset-configuration no-defaults=yes`` (nothing configured),
@@ -112,147 +125,14 @@ class Discovery:
     discover_interface_list: str = "all"
 
 
-# --- QoS (Marvell Prestera: /interface/ethernet/switch and .../switch/qos) ------------------
-# Emulated state only: the kernel has no QoS, so nothing here reaches a netdev.
-
-#: The built-in Tx queue setup of the default tx-manager (MikroTik manual, "Quality of
-#: Service", Traffic Prioritization): traffic class -> (schedule, weight, use-shared-buffers).
-DEFAULT_TX_QUEUES: dict[int, tuple[str, int, bool]] = {
-    0: ("low-priority-group", 1, False), 1: ("low-priority-group", 2, True),
-    2: ("low-priority-group", 3, True), 3: ("high-priority-group", 3, True),
-    4: ("high-priority-group", 4, True), 5: ("high-priority-group", 5, True),
-    6: ("strict-priority", 0, True), 7: ("strict-priority", 0, True),
-}  # fmt: skip
-SWITCH_CPU = "switch1-cpu"
-
-
-@dataclass
-class SwitchChip:
-    """The one switch chip row of ``/interface/ethernet/switch``."""
-
-    id: str = "*1"
-    name: str = "switch1"
-    type: str = "Marvell-98DX7335"
-    l3_hw_offloading: bool = False
-    qos_hw_offloading: bool = False
-
-
-@dataclass
-class QosProfile:
-    id: str
-    name: str
-    traffic_class: int = 0
-    dscp: int | None = None
-    pcp: int | None = None
-    automap: bool = True  # 7.23+: map trusted packets with this DSCP/PCP to the profile
-    builtin: bool = False
-    comment: str = ""
-
-
-@dataclass
-class QosMapIp:
-    """One ``/interface/ethernet/switch/qos/map/ip`` item: DSCP values -> a profile."""
-
-    id: str
-    dscp: str  # "26", "1,3-4"
-    profile: str
-    map: str = ""  # "": the built-in default map
-    disabled: bool = False
-
-
-@dataclass
-class TxQueue:
-    id: str
-    tx_manager: str
-    traffic_class: int
-    schedule: str
-    weight: int
-    use_shared_buffers: bool = True
-    wred: bool = False
-    ecn: bool = False
-    queue_buffers: str = "auto"
-
-
-@dataclass
-class PfcProfile:
-    id: str
-    name: str
-    traffic_class: str = ""  # "3", "3,4"
-    rx: bool = True
-    tx: bool = True
-    pause_threshold: str = "auto"
-    resume_threshold: str = "auto"
-    builtin: bool = False  # the built-in "disabled" profile cannot be changed
-
-
-@dataclass
-class QosPort:
-    """One switch port's ``/interface/ethernet/switch/qos/port`` settings."""
-
-    id: str
-    name: str
-    profile: str = "default"
-    map: str = "default"
-    trust_l2: str = "ignore"
-    trust_l3: str = "ignore"
-    tx_manager: str = "default"
-    pfc: str = "disabled"
-    #: queue number ("0".."7") -> egress rate in bit/s; absent: not set
-    egress_rate: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass
-class QosSettings:
-    multicast_buffers: str = "auto"
-    shared_buffers: str = "auto"
-    wred_threshold: str = "medium"
-    lossless_buffers: str = "auto"  # 7.23+
-    lossless_traffic_class: str = "auto"  # 7.23+: "auto" or "3", "3,4"
-
-
-@dataclass
-class Qos:
-    profiles: list[QosProfile] = field(default_factory=list)
-    maps_ip: list[QosMapIp] = field(default_factory=list)
-    tx_queues: list[TxQueue] = field(default_factory=list)
-    pfc: list[PfcProfile] = field(default_factory=list)
-    ports: list[QosPort] = field(default_factory=list)
-    settings: QosSettings = field(default_factory=QosSettings)
-    next_id: int = 1
-
-    def new_id(self) -> str:
-        """Fresh ``*N`` id of a QoS item (their own numbering: a new menu in RouterOS)."""
-        value = self.next_id
-        self.next_id += 1
-        return f"*{value:X}"
-
-    def profile(self, name: str) -> QosProfile | None:
-        return next((p for p in self.profiles if p.name == name), None)
-
-    def pfc_profile(self, name: str) -> PfcProfile | None:
-        return next((p for p in self.pfc if p.name == name), None)
-
-
-def default_qos(ports: list[str]) -> Qos:
-    """QoS as a switch starts: every port untrusted with the default profile, the default
-    tx-manager's queues, the built-in ``default`` profile (traffic class 1: best effort) and
-    the built-in ``disabled`` PFC profile."""
-    qos = Qos()
-    qos.profiles.append(QosProfile(qos.new_id(), "default", traffic_class=1, dscp=0, pcp=0,
-                                   automap=False, builtin=True))
-    for tc, (schedule, weight, shared) in DEFAULT_TX_QUEUES.items():
-        qos.tx_queues.append(TxQueue(qos.new_id(), "default", tc, schedule, weight, shared))
-    qos.pfc.append(PfcProfile(qos.new_id(), "disabled", "", False, False, builtin=True))
-    qos.ports += [QosPort(qos.new_id(), name) for name in [*ports, SWITCH_CPU]]
-    return qos
-
-
 @dataclass
 class State:
     identity: str
     username: str
     password: str
     version: str = DEFAULT_VERSION
+    #: the switch chip's family, which decides the properties of its QoS menus' rows
+    chip_family: str = DEFAULT_CHIP_FAMILY
     lanes: list[Lane] = field(default_factory=list)
     ethers: list[Ether] = field(default_factory=list)
     bridges: list[Bridge] = field(default_factory=list)
@@ -304,16 +184,22 @@ def new_state(
     *,
     config: str = NO_DEFAULTS,
     mgmt_address: str | None = None,
+    chip_family: str = DEFAULT_CHIP_FAMILY,
 ) -> State:
     """All 32 lanes (the cabled ones carrying their cable capability in Gbit/s) and ether1,
     configured as ``config`` says (see ``CONFIGS``); ``mgmt_address`` (``A.B.C.D/N``) becomes the
-    one ``/ip/address`` item, on ``bridge`` (factory) or ``ether1``."""
+    one ``/ip/address`` item, on ``bridge`` (factory) or ``ether1``. ``chip_family`` is one of
+    platforms.yaml's ``routeros_properties.families``."""
     unknown = sorted(set(lanes) - set(LANE_NAMES))
     if unknown:
         raise ValueError(f"not a CRS804 lane: {', '.join(unknown)}")
     if config not in CONFIGS:
         raise ValueError(f"config must be one of {', '.join(CONFIGS)}, got {config!r}")
-    state = State(identity=identity, username=username, password=password, version=version)
+    families = routeros_properties().families
+    if chip_family not in families:
+        raise ValueError(f"chip_family must be one of {', '.join(families)}, got {chip_family!r}")
+    state = State(identity=identity, username=username, password=password, version=version,
+                  chip_family=chip_family)
     for index, name in enumerate(LANE_NAMES, start=1):
         state.lanes.append(
             Lane(
@@ -426,6 +312,7 @@ def write_initial_state(
     *,
     config: str = NO_DEFAULTS,
     mgmt_address: str | None = None,
+    chip_family: str = DEFAULT_CHIP_FAMILY,
 ) -> None:
     """Create the emulator's state file: ``lanes`` maps cabled lane name -> cable Gbit/s.
 
@@ -433,9 +320,12 @@ def write_initial_state(
     Lanes not named are uncabled. Each cabled lane must exist as a netdev of the same name in
     the switch namespace before the server starts. ``config`` and ``mgmt_address``: see
     ``new_state`` (the default is a switch reset with no defaults: no bridge, no address).
+    ``chip_family``: which properties the QoS menus have (``prestera-dx``, the default, or
+    ``prestera-cpss``: no ``use-shared-buffers`` / ``queue-buffers`` on the tx-manager queues).
     """
     StateFile(path).save(new_state(identity, lanes, username, password, version,
-                                   config=config, mgmt_address=mgmt_address))
+                                   config=config, mgmt_address=mgmt_address,
+                                   chip_family=chip_family))
 
 
 def write_json_atomically(path: Path, data: Any, fsync: bool = False) -> None:

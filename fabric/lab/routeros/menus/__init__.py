@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from ..platform import version_tuple
-from . import address, bridge, interface, neighbor, qos, system
+from . import address, bridge, interface, ip, neighbor, qos, system, tools, users
 from .base import Menu
 
 MENUS: dict[str, Menu] = {
-    m.path: m for mod in (system, interface, bridge, address, neighbor, qos) for m in mod.MENUS
+    m.path: m
+    for mod in (system, interface, bridge, address, neighbor, qos, ip, users, tools)
+    for m in mod.MENUS
 }
 
 

@@ -38,6 +38,9 @@ class Reply:
     rows: list[Row] = field(default_factory=list)
     ret: str | None = None
     is_print: bool = False
+    #: a print's items in the order printed (their ``.id``, "" for a row without one), even
+    #: where ``.proplist`` left ``.id`` out: what position numbers refer to afterwards
+    ids: list[str] | None = None
 
 
 Handler = Callable[[Device, Request], Reply]
@@ -146,10 +149,16 @@ def print_reply(rows: list[Row], req: Request) -> Reply:
     chosen = [row for row in rows if match(row)]
     if "count-only" in req.args:
         return Reply(ret=str(len(chosen)))
-    if req.proplist is not None:
-        wanted = list(req.proplist)
-        chosen = [{k: row[k] for k in wanted if k in row} for row in chosen]
-    return Reply(rows=chosen, is_print=True)
+    ids = [row.get(".id", "") for row in chosen]
+    return Reply(rows=proplist(chosen, req), is_print=True, ids=ids)
+
+
+def proplist(rows: list[Row], req: Request) -> list[Row]:
+    """Rows cut to ``=.proplist=`` (in its order), or as they are without one."""
+    if req.proplist is None:
+        return rows
+    wanted = list(req.proplist)
+    return [{k: row[k] for k in wanted if k in row} for row in rows]
 
 
 Setter = Callable[[Device, list[str], dict[str, str]], None]

@@ -1,10 +1,11 @@
-"""``/system/identity``, ``/system/resource`` and ``/system/clock``."""
+"""``/system/identity``, ``/system/resource``, ``/system/clock``, and the print-only
+``/system/health`` and ``/system/package`` (board data, see ``platform.Platform``)."""
 
 from __future__ import annotations
 
 from ..clock import clock_row, format_duration
 from ..device import Device
-from .base import Menu, Reply, Request, check_args, print_reply
+from .base import Menu, Reply, Request, Row, check_args, print_reply
 
 
 def format_uptime(seconds: int) -> str:
@@ -30,7 +31,7 @@ def resource_print(dev: Device, req: Request) -> Reply:
     row = {
         "uptime": format_uptime(dev.uptime_s()),
         "version": state.version,
-        "build-time": "2025-07-24 10:02:08",
+        "build-time": p.build_time,
         "factory-software": "7.16",
         "free-memory": str(p.free_memory),
         "total-memory": str(p.total_memory),
@@ -54,8 +55,30 @@ def clock_print(dev: Device, req: Request) -> Reply:
     return print_reply([clock_row(dev.now())], req)
 
 
+def health_print(dev: Device, req: Request) -> Reply:
+    """RouterOS 7's health: one row per sensor, ``name``/``value``/``type`` (C, RPM, V, "")."""
+    rows = [{".id": f"*{n:X}", "name": name, "value": value, "type": kind}
+            for n, (name, value, kind) in enumerate(dev.platform.health, start=1)]
+    return print_reply(rows, req)
+
+
+def package_rows(dev: Device) -> list[Row]:
+    """The installed packages, at the version the switch runs."""
+    version = dev.load().version.split()[0]
+    p = dev.platform
+    return [{".id": f"*{n:X}", "name": name, "version": version, "build-time": p.build_time,
+             "scheduled": "", "size": str(size), "available": "false", "disabled": "false"}
+            for n, (name, size) in enumerate(p.packages, start=1)]
+
+
+def package_print(dev: Device, req: Request) -> Reply:
+    return print_reply(package_rows(dev), req)
+
+
 MENUS = (
     Menu("/system/identity", {"print": identity_print, "set": identity_set}),
     Menu("/system/resource", {"print": resource_print}),
     Menu("/system/clock", {"print": clock_print, "getall": clock_print}),
+    Menu("/system/health", {"print": health_print, "getall": health_print}),
+    Menu("/system/package", {"print": package_print, "getall": package_print}),
 )
