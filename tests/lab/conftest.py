@@ -311,6 +311,22 @@ def ip_links(info: LabInfo, host: str) -> dict[str, dict[str, Any]]:
     return {d["ifname"]: d for d in data}
 
 
+def cable_peer(info: LabInfo, host: str, dev: str) -> tuple[str, str]:
+    """(host, netdev) at the far end of the veth `dev` of `host`: where its cable is plugged
+    now, read from the kernel (the veth's peer), not from LLDP."""
+    netns = f"{info.name}-{host}"
+    link = json.loads(subprocess.run(["ip", "-n", netns, "-j", "-d", "link", "show", "dev", dev],
+                                     capture_output=True, text=True, check=True).stdout)[0]
+    ids = subprocess.run(["ip", "-n", netns, "netns", "list-id"], capture_output=True,
+                         text=True, check=True).stdout
+    peer_ns = next(line.split("netns name: ")[1].rstrip(")") for line in ids.splitlines()
+                   if line.startswith(f"nsid {link['link_netnsid']} ") and "netns name:" in line)
+    peers = json.loads(subprocess.run(["ip", "-n", peer_ns, "-j", "link", "show"],
+                                      capture_output=True, text=True, check=True).stdout)
+    name = next(p["ifname"] for p in peers if p["ifindex"] == link["link_index"])
+    return peer_ns.removeprefix(f"{info.name}-"), name
+
+
 def lldp_neighbors(info: LabInfo, host: str) -> set[tuple[str, str, str]]:
     """(local interface, neighbour system name, neighbour port id) as lldpd reports them."""
     data = json.loads(in_host(info, host, "lldpcli", "-f", "json0", "show", "neighbors"))

@@ -74,8 +74,9 @@ def test_healthy_only_counters_runs_the_probes_and_passes(lab: LabInfo, tmp_path
     assert len(errors) == 4 and all("rx-fcs-error +0" in r["message"] for r in errors), errors
     for r in results:
         assert r["message"], r
-        if r["status"] == "skip":  # what veth/the emulator cannot count, and why
-            assert "not available" in r["message"] or "no RDMA" in r["message"], r
+        if r["status"] == "skip":  # what veth/the emulator cannot count, or a lossy fabric
+            assert ("not available" in r["message"] or "no RDMA" in r["message"]
+                    or (r["check"] == "counters.lossless" and "lossy" in r["message"])), r
     assert any(r["check"] == "counters.retrans" and r["status"] == "skip" for r in results)
 
 
