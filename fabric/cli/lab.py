@@ -31,6 +31,12 @@ def register(app: typer.Typer) -> None:
                False, "--switch-prepared",
                help="The CRS804 starts prepared (management address on ether1, outside the "
                     "fabric bridge) instead of from its factory configuration."),
+           switch_chip: str | None = typer.Option(
+               None, "--switch-chip", metavar="FAMILY",
+               help="The CRS804's switch-chip family, which decides the QoS properties its "
+                    "menus have: prestera-dx (the default: every tx-manager queue property) or "
+                    "prestera-cpss (no use-shared-buffers or queue-buffers, per MikroTik's CLI "
+                    "reference)."),
            link_training: float | None = typer.Option(
                None, "--link-training", metavar="SECONDS", min=0.0,
                help="Seconds a switch lane stays without link after a speed, FEC or autoneg "
@@ -42,7 +48,7 @@ def register(app: typer.Typer) -> None:
         start = time.monotonic()
         info = build(topology, name, progress=lambda msg: err.print(f"[dim]·[/dim] {msg}"),
                      sudo_password=sudo_password, switch_prepared=switch_prepared,
-                     link_training_s=link_training)
+                     link_training_s=link_training, switch_chip=switch_chip)
         took = time.monotonic() - start
         err.print(f"[green]lab {info.name} is up[/green] ({info.topology}, "
                   f"{len(info.hosts)} hosts) in {took:.1f}s")

@@ -17,6 +17,7 @@ from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.intent.locate import default_inventory, resolve_topology
 from fabric.intent.model import Intent
+from fabric.intent.platforms import routeros_properties
 from fabric.lab import (
     cabling,
     hostenv,
@@ -31,6 +32,7 @@ from fabric.lab import (
     timesync,
 )
 from fabric.lab.registry import SCHEMA, LabInfo
+from fabric.lab.routeros.platform import DEFAULT_CHIP_FAMILY
 
 Progress = Callable[[str], None]
 #: Host sysctls a Spark has from DGX OS (Ubuntu with systemd) that a new namespace lacks.
@@ -55,6 +57,9 @@ class LabOptions:
     switch_prepared: bool = False
     #: seconds a switch lane stays without link after a speed/FEC/autoneg change
     link_training_s: float = DEFAULT_LINK_TRAINING_S
+    #: the switch chip's family (platforms.yaml routeros_properties.families): which QoS
+    #: properties its menus have
+    switch_chip: str = DEFAULT_CHIP_FAMILY
 
 
 def default_link_training() -> float:
@@ -150,20 +155,25 @@ def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
 
 def up(topology: str, lab: str, progress: Progress = lambda _: None, *,
        sudo_password: bool = False, switch_prepared: bool = False,
-       link_training_s: float | None = None) -> LabInfo:
+       link_training_s: float | None = None, switch_chip: str | None = None) -> LabInfo:
     """Build lab `lab` from `topology`; on any failure everything built so far is removed.
 
     `sudo_password`: sudo on the Sparks asks for a password (see LabOptions);
     `switch_prepared`: the switch starts prepared rather than factory-default;
-    `link_training_s`: default FABRIC_LAB_LINK_TRAINING_S, else 5 s.
+    `link_training_s`: default FABRIC_LAB_LINK_TRAINING_S, else 5 s;
+    `switch_chip`: the CRS804's chip family (default prestera-dx).
     """
     names.check_lab_name(lab)
     if link_training_s is None:
         link_training_s = default_link_training()
     if not link_training_s >= 0:
         raise InputError(f"link training {link_training_s!r}: give seconds >= 0")
+    switch_chip = switch_chip or DEFAULT_CHIP_FAMILY
+    families = routeros_properties().families
+    if switch_chip not in families:
+        raise InputError(f"--switch-chip {switch_chip!r}: give one of {', '.join(families)}")
     options = LabOptions(sudo_password=sudo_password, switch_prepared=switch_prepared,
-                         link_training_s=float(link_training_s))
+                         link_training_s=float(link_training_s), switch_chip=switch_chip)
     check_prerequisites()
     source = resolve_topology(topology)
     inventory = default_inventory()
@@ -294,6 +304,7 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
             switch.write_state(d / "switch-state.json", h, cabling.lanes_of(intent, h),
                                secrets["routeros_user"], secrets["routeros_password"],
                                prepared=options.switch_prepared,
+                               chip_family=options.switch_chip,
                                mgmt_address=f"{p.mgmt_ip}/{p.mgmt_prefix}")
 
 

@@ -44,17 +44,21 @@ def shell_command(state: Path) -> str:
 
 
 def write_state(state: Path, identity: str, lanes: dict[str, int], username: str,
-                password: str, *, prepared: bool = False, mgmt_address: str | None = None) -> None:
+                password: str, *, prepared: bool = False, mgmt_address: str | None = None,
+                chip_family: str | None = None) -> None:
     """The switch's first configuration. Factory (the default): one `bridge` holding ether1 and
     every lane, `mgmt_address` (e.g. "198.18.3.10/24") on `bridge`. `prepared`: as after the
     README's preparation steps, ether1 out of the bridge and the address on ether1. Without
     `mgmt_address`, `/ip/address` is empty. Only the emulated view moves: the kernel address
-    stays on the lab's management netdev ether1, which is never enslaved."""
+    stays on the lab's management netdev ether1, which is never enslaved. `chip_family`: which
+    QoS properties the menus have (default prestera-dx)."""
+    from fabric.lab.routeros.platform import DEFAULT_CHIP_FAMILY
     from fabric.lab.routeros.state import FACTORY, PREPARED, write_initial_state
 
     write_initial_state(state, identity=identity, lanes=lanes, username=username,
                         password=password, config=PREPARED if prepared else FACTORY,
-                        mgmt_address=mgmt_address)
+                        mgmt_address=mgmt_address,
+                        chip_family=chip_family or DEFAULT_CHIP_FAMILY)
 
 
 def start_api(holder_pid: int, host: str, state: Path, address: str, ready: Path,

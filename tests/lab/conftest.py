@@ -136,7 +136,9 @@ def build_with_cli(topology: str, name: str, **options: Any) -> LabInfo:
     options.setdefault("link_training_s", LINK_TRAINING_S)
     argv = ["lab", "up", topology, "--name", name,
             "--link-training", str(options.pop("link_training_s"))]
-    argv += [f"--{key.replace('_', '-')}" for key, on in sorted(options.items()) if on]
+    for key, value in sorted(options.items()):
+        flag = f"--{key.replace('_', '-')}"
+        argv += [flag, value] if isinstance(value, str) else [flag] if value else []
     try:
         main(argv)
     except SystemExit as exc:
