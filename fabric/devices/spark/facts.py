@@ -7,7 +7,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import (
+from fabric.devices.spark.commands import (
     SparkCommand,
     gate_commands,
     render_script,
