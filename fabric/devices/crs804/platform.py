@@ -5,8 +5,6 @@ read and change."""
 
 from __future__ import annotations
 
-from fabric.intent.platforms import SwitchModel, switch_model
-
 #: The model's key in platforms.yaml.
 MODEL = "crs804-4ddq-hrm"
 
@@ -23,7 +21,3 @@ SWITCH_PATHS = ("/interface/ethernet", "/interface/bridge", "/interface/bridge/p
 #: The prefix of the fabric lanes' names (any other bridge port may carry the management).
 FABRIC_LANE = "qsfp"
 
-
-def model(name: str = MODEL) -> SwitchModel:
-    """The platforms.yaml data of this switch model."""
-    return switch_model(name)

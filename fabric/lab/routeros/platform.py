@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabric.devices.crs804.platform import MODEL
 from fabric.intent.platforms import switch_model, version_tuple
 
 PORTS = 4
@@ -118,7 +119,7 @@ CRS804 = Platform()
 # PFC, ECN, WRED, shaping, QoS settings and `qos-hw-offloading` on every capable chip in 7.15;
 # lossless traffic classes (`lossless-traffic-class`, `lossless-buffers`) and profile
 # `automap` in 7.23. The gates are the model's platforms.yaml data, the ones push plans by.
-_MODEL = switch_model("crs804-4ddq-hrm")
+_MODEL = switch_model(MODEL)
 QOS_MARKING_SINCE = version_tuple(_MODEL.qos_marking_version)[:2]
 QOS_SINCE = version_tuple(_MODEL.qos_min_version)[:2]
 QOS_LOSSLESS_SINCE = version_tuple(_MODEL.qos_lossless_tc_version)[:2]
