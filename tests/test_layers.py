@@ -1,8 +1,9 @@
 """The package import graph: no cycles, and each layer imports only the layers below it.
 
-cli -> features (collect, push, probes, launch, plan, validate, gate, lab) -> core (remote,
-intent, facts, report, parsers, ...). validators judge facts against the intent: they import
-intent and facts only (plus the result record they return and the input error type).
+cli -> features (collect, push, probes, launch, plan, validate, gate, lab) -> devices (one
+package per device behind one contract) -> core (remote, intent, facts, report, parsers,
+...). validators judge facts against the intent: they import intent and facts only (plus
+the result record they return and the input error type).
 Every import counts, lazy and TYPE_CHECKING ones too: a lazy import is still a dependency.
 """
 
@@ -16,6 +17,8 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 FEATURES = {"collect", "push", "probes", "launch", "plan", "validate", "gate", "lab"}
+#: Between the features and the core: features may import devices, devices the core only.
+DEVICES = {"devices"}
 CORE = {"remote", "intent", "facts", "facts_builder", "report", "parsers", "target", "errors",
         "redact", "credentials", "neighbors", "fingerprint", "draw"}
 #: What validators may import: the intent, the facts, the record they return, input errors.
@@ -60,7 +63,7 @@ def _edges() -> dict[tuple[str, str], set[str]]:
 
 def test_every_unit_has_a_layer() -> None:
     units = {u for edge in _edges() for u in edge}
-    stray = units - FEATURES - CORE - {"cli", "validators"}
+    stray = units - FEATURES - DEVICES - CORE - {"cli", "validators"}
     assert not stray, f"put {sorted(stray)} in a layer (tests/test_layers.py)"
 
 
@@ -81,6 +84,12 @@ def test_core_imports_no_feature_and_features_no_cli() -> None:
     assert not wrong, "layer violations:\n" + "\n".join(sorted(wrong))
 
 
+def test_devices_import_the_core_only_and_the_core_no_device() -> None:
+    wrong = [f"{a} -> {b} ({', '.join(sorted(files))})" for (a, b), files in _edges().items()
+             if (a in DEVICES and b not in CORE) or (a in CORE and b in DEVICES)]
+    assert not wrong, "layer violations:\n" + "\n".join(sorted(wrong))
+
+
 def test_validators_import_intent_and_facts_only() -> None:
     wrong = sorted({f"{path}: {dst}" for src, dst, path in _imports()
                     if src.startswith("validators") and dst.startswith("fabric")
@@ -98,3 +107,4 @@ def test_the_graph_is_read() -> None:
     edges = _edges()
     assert ("cli", "push") in edges and ("validators", "intent") in edges
     assert ("push", "remote") in edges
+    assert ("push", "devices") in edges and ("devices", "intent") in edges

@@ -50,11 +50,13 @@ import fabric.plan.runbook
 from fabric.intent.build import load_intent
 from fabric.launch.rehearse import SCRIPT
 from fabric.parsers.textfsm_runner import TEMPLATE_DIR, template_index
-from fabric.push import render
+from fabric.devices.crs804 import render as switch_render
+from fabric.devices.spark import render
 
 intent = load_intent(sys.argv[1], Path("inventory"))
 templates = {}
-for package, module in (("fabric.launch", fabric.launch.render), ("fabric.push", render),
+for package, module in (("fabric.launch", fabric.launch.render), ("fabric.devices.spark", render),
+                        ("fabric.devices.crs804", switch_render),
                         ("fabric.plan", fabric.plan.runbook)):
     env = module._env()  # the module's own Environment: its PackageLoader and filters
     templates[package] = sorted(env.list_templates())
@@ -68,7 +70,7 @@ json.dump({"fabric": fabric.__file__, "textfsm_dir": str(TEMPLATE_DIR),
            "rehearse_script": str(SCRIPT), "rehearse_text": SCRIPT.read_text(),
            "templates": templates,
            "spark_files": render.render_spark_files(intent, "spark01"),
-           "routeros": render.render_routeros(intent, "7.19.4")}, sys.stdout)
+           "routeros": switch_render.render_routeros(intent, "7.19.4")}, sys.stdout)
 """
 
 
@@ -203,7 +205,8 @@ def test_installed_fabric_is_the_wheel_not_the_checkout(installed: Installed,
 def test_packaged_templates_load(probe: dict[str, object]) -> None:
     templates = probe["templates"]
     assert isinstance(templates, dict)
-    for package in ("fabric.launch", "fabric.push", "fabric.plan"):
+    for package in ("fabric.launch", "fabric.devices.spark", "fabric.devices.crs804",
+                    "fabric.plan"):
         on_disk = sorted(p.name for p in
                          (REPO / package.replace(".", "/") / "templates").glob("*.j2"))
         assert templates[package] == on_disk, (

@@ -117,7 +117,7 @@ def _report_failure(out: PushOutcome, scrub: Callable[[str], str]) -> None:
 def show_changes(changeset: ChangeSet) -> None:
     """Per host: netplan diff, commands and API sets (old -> new), warnings and notes."""
     from fabric.cli import err_console
-    from fabric.push.apply_spark_config import change_text
+    from fabric.devices.spark.apply_spark_config import change_text
 
     for host, sp in sorted(changeset.sparks.items()):
         refused = " [red](refused: not applied)[/]" if sp.refused else ""

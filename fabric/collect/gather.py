@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import render_script
-from fabric.collect.spark_facts import (
+from fabric.devices.crs804.facts import collect_switch_facts
+from fabric.devices.spark.commands import render_script
+from fabric.devices.spark.facts import (
     build_from_transcript,
     collect_spark_facts,
     spark_batch,
 )
-from fabric.collect.switch_facts import collect_switch_facts
 from fabric.errors import InputError
 from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent

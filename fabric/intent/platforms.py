@@ -11,10 +11,16 @@ from typing import Any
 from fabric.intent.yamlsource import load_text
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """'7.19.4 (stable)' -> (7, 19, 4); unreadable parts are 0."""
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'7.19.4 (stable)' -> (7, 19, 4); unreadable parts are 0. The one version parser: push,
+    the devices and the lab's emulator all compare RouterOS versions with it."""
     head = version.split()[0] if version.split() else "0"
     return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
+
+
+def at_least(version: str, minimum: str) -> bool:
+    """Whether RouterOS `version` is `minimum` or newer."""
+    return version_tuple(version) >= version_tuple(minimum)
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,12 @@ class SwitchModel:
     default_l2mtu: int
     modes: dict[str, PortMode]
     fec_mode: str
+    #: RouterOS version gates of the switch chip's QoS menus (platforms.yaml; the lab's
+    #: emulator opens its menus by the same data): marking (profiles, maps, port trust),
+    #: enforcement (PFC, ECN, queues, `qos-hw-offloading`: what lossless needs), lossless
+    #: traffic classes and profile `automap`
     qos_min_version: str
+    qos_marking_version: str = "7.10"
     qos_lossless_tc_version: str = "7.23"
     qos_switch: str = "switch1"
     #: (RouterOS version from which it holds, the most egress-rate-queueN takes in Gb/s, the
@@ -56,7 +67,7 @@ class SwitchModel:
         """The most a lane's queue shaper takes on RouterOS `version` (the newest cap whose
         `since` is not above it; the oldest where the version is older or unreadable)."""
         fitting = [cap for since, cap, _ in self.qos_egress_caps
-                   if version_key(since) <= version_key(version)]
+                   if version_tuple(since) <= version_tuple(version)]
         return fitting[-1] if fitting else self.qos_egress_caps[0][1]
 
     def port_names(self) -> list[str]:
@@ -158,7 +169,7 @@ class MenuProperty:
         """Whether a chip of `family` on RouterOS `version` has this property."""
         if family in self.not_on:
             return False
-        return not self.since or version_key(version)[:2] >= version_key(self.since)[:2]
+        return not self.since or version_tuple(version)[:2] >= version_tuple(self.since)[:2]
 
 
 @dataclass(frozen=True)

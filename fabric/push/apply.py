@@ -10,19 +10,18 @@ from pathlib import Path
 
 from nornir.core import Nornir
 
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.registry import SPARK
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.errors import InputError
 from fabric.push import backup, rollback
-from fabric.push.apply_spark_config import apply_spark_config
-from fabric.push.apply_switch_config import apply_switch_config
-from fabric.push.backup_switch_config import backup_switch_config
 from fabric.push.lock import host_locks
-from fabric.push.model import ChangeSet, SparkChanges
-from fabric.push.render import NETPLAN_PATH
+from fabric.push.model import ChangeSet
 from fabric.push.runner import push_session, run_task
-from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 from fabric.push.verify import (
     LINK_WAIT_S,
     current_changes,
+    the_switch,
     verify,
     wait_for_links,
     wait_for_training,
@@ -108,14 +107,14 @@ def _apply(target: Target, changeset: ChangeSet, sparks: dict[str, SparkSnapshot
     changed = manifest["hosts"]
     if changeset.switch is not None and changeset.switch.changes:
         progress(f"applying {changeset.switch.changes} changes to {changeset.switch.host}")
-        _, errs = run_task(target, [changeset.switch.host], apply_switch_config, 1,
-                           lambda _h: {"changeset": changeset.switch}, nornir=nr)
+        _, errs = run_task(target, [changeset.switch.host], the_switch(target).commit, 1,
+                           lambda _h: {"changes": changeset.switch, "snap": switch}, nornir=nr)
         out.apply_errors |= errs
     todo = sorted(h for h, p in changeset.sparks.items() if p.changes and not p.refused)
     if todo and not out.apply_errors:
         progress(f"applying changes to {len(todo)} Sparks ({workers} at a time)")
-        _, errs = run_task(target, todo, apply_spark_config, workers, lambda h: {
-            "changeset": changeset.sparks[h], "has_netplan": sparks[h].has_netplan}, nornir=nr)
+        _, errs = run_task(target, todo, SPARK.commit, workers, lambda h: {
+            "changes": changeset.sparks[h], "snap": sparks[h]}, nornir=nr)
         out.apply_errors |= errs
     if not out.apply_errors:
         hosts = sorted(set(changeset.sparks) | _switch(changeset))
@@ -147,33 +146,23 @@ def _backup(target: Target, changeset: ChangeSet, sparks: dict[str, SparkSnapsho
     for host, sp in sorted(changeset.sparks.items()):
         if sp.changes and not sp.refused:
             backup.save_spark(directory, sparks[host])
-            hosts[host] = {"role": "spark", "touched": list(sp.touched),
-                           "netplan_path": NETPLAN_PATH, "files": [f.path for f in sp.files],
-                           "rdma": sorted(tos_devices(sp))}
+            hosts[host] = SPARK.backup_entry(target.intent, sp)
     if changeset.switch is not None and changeset.switch.changes and switch is not None:
-        got, errs = run_task(target, [changeset.switch.host], backup_switch_config, 1,
-                             lambda _h: {"export": True, "qos": target.intent.lossless},
-                             nornir=nr)
+        device = the_switch(target)
+        got, errs = run_task(target, [changeset.switch.host], device.get_snapshot, 1,
+                             lambda _h: {"intent": target.intent, "export": True}, nornir=nr)
         snap = got.get(changeset.switch.host, switch)
         if errs:
             snap = SwitchSnapshot(switch.host, switch.rows, None,
                                   f"re-reading for /export failed: {errs[changeset.switch.host]}",
                                   switch.connected_interface)
         backup.save_switch(directory, snap, target.credentials.scrub)
-        lanes = [lp.name for lp in target.intent.switch.lanes] if target.intent.switch else []
-        hosts[changeset.switch.host] = {"role": "switch", "lanes": lanes,
-                                   "bridge": changeset.switch.bridge,
-                                   "qos": target.intent.lossless}
+        hosts[changeset.switch.host] = device.backup_entry(target.intent, changeset.switch)
     manifest: dict[str, object] = {"schema": "fabric.push-run/1", "run_id": run_id,
                                    "topology": changeset.topology, "lab": target.lab,
                                    "started": _now(), "status": "applying", "hosts": hosts}
     backup.save_manifest(directory, manifest)
     return manifest
-
-
-def tos_devices(changeset: SparkChanges) -> set[str]:
-    """RDMA devices whose RDMA CM ToS the changeset sets (rollback puts theirs back)."""
-    return {c.split()[2] for c in changeset.commands if c.startswith("cma_roce_tos -d ")}
 
 
 def _now() -> str:

@@ -17,8 +17,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.errors import InputError
-from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 
 def state_dir() -> Path:

@@ -7,10 +7,9 @@ from typing import Any
 
 from nornir.core import Nornir
 
+from fabric.devices.crs804.device import Crs804
+from fabric.devices.registry import SPARK, SwitchDevice, switch_device
 from fabric.push import backup
-from fabric.push.render import NETPLAN_PATH
-from fabric.push.restore_spark_backup import restore_spark_backup
-from fabric.push.restore_switch_backup import restore_switch_backup
 from fabric.push.runner import run_task
 from fabric.target import Target
 
@@ -25,18 +24,14 @@ def restore(target: Target, directory: Path, manifest: dict[str, Any], workers: 
     errors: dict[str, str] = {}
     if sparks:
         snaps = {h: backup.load_spark(directory, h) for h in sparks}
-        got, errs = run_task(target, sparks, restore_spark_backup, workers, lambda h: {
-            "backup": snaps[h], "netdevs": tuple(hosts[h].get("touched", ())),
-            "files": _files(hosts[h]), "rdma": tuple(hosts[h].get("rdma", ()))},
-            nornir=nornir)
+        got, errs = run_task(target, sparks, SPARK.rollback, workers, lambda h: {
+            "backup": snaps[h], "entry": hosts[h]}, nornir=nornir)
         done |= got
         errors |= errs
     if switches:
         ssnaps = {h: backup.load_switch(directory, h) for h in switches}
-        got, errs = run_task(target, switches, restore_switch_backup, 1, lambda h: {
-            "backup": ssnaps[h], "lanes": tuple(hosts[h].get("lanes", ())),
-            "bridge": hosts[h].get("bridge", "bridge"), "qos": bool(hosts[h].get("qos"))},
-            nornir=nornir)
+        got, errs = run_task(target, switches, _switch(target).rollback, 1, lambda h: {
+            "backup": ssnaps[h], "entry": hosts[h]}, nornir=nornir)
         done |= got
         errors |= errs
     return done, errors
@@ -54,6 +49,7 @@ def restarted(manifest: dict[str, Any]) -> tuple[dict[str, tuple[str, ...]], tup
     return twins, lanes, switch
 
 
-def _files(entry: dict[str, Any]) -> tuple[str, ...]:
-    """The files a run manages on a Spark (a run from before sysctl.d: its netplan file)."""
-    return tuple(entry.get("files") or [entry.get("netplan_path", NETPLAN_PATH)])
+def _switch(target: Target) -> SwitchDevice:
+    """The target's switch device; a run's manifest from a target without one: the CRS804."""
+    sw = target.intent.switch
+    return switch_device(sw.model) if sw is not None else Crs804()

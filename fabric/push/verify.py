@@ -9,16 +9,14 @@ from dataclasses import replace
 from nornir.core import Nornir
 
 from fabric.collect.gather import collect_facts
-from fabric.push.apply_spark_config import runs_netplan_apply
-from fabric.push.backup_spark_config import backup_spark_config
-from fabric.push.backup_switch_config import backup_switch_config
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.registry import SPARK, SwitchDevice, switch_device
+from fabric.devices.spark.apply_spark_config import runs_netplan_apply
+from fabric.devices.spark.model import NetdevWant
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.push.diff import diff_push
-from fabric.push.model import ChangeSet, NetdevWant
-from fabric.push.read_link_state import read_lane_status, read_twin_carrier
-from fabric.push.render import OTHER_FILES
+from fabric.push.model import ChangeSet
 from fabric.push.runner import run_task
-from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
-from fabric.push.verify_spark_push import verify_spark_push
 from fabric.target import Target
 
 #: How long verification waits for restarted links to train (a 200G PAM4 lane takes seconds).
@@ -33,24 +31,21 @@ def snapshots(target: Target, hosts: list[str], workers: int, nornir: Nornir | N
     intent = target.intent
     switch = intent.switch.host if intent.switch else None
     sparks = [h for h in hosts if h != switch]
-    qos = {h: tuple(w.netdev for w in _wants(target, h)) for h in sparks}
-    rdma = {h: tuple(i.rdma for i in intent.interfaces(h)) for h in sparks}
-    got, errors = run_task(target, sparks, backup_spark_config, workers,
-                           lambda h: {"qos_netdevs": qos[h], "files": OTHER_FILES,
-                                      "rdma": rdma[h]}, nornir=nornir)
+    got, errors = run_task(target, sparks, SPARK.get_snapshot, workers,
+                           lambda _h: {"intent": intent}, nornir=nornir)
     snap: SwitchSnapshot | None = None
     if switch in hosts and switch is not None:
-        sw, sw_err = run_task(target, [switch], backup_switch_config, 1,
-                              lambda _h: {"qos": intent.lossless}, nornir=nornir)
+        sw, sw_err = run_task(target, [switch], the_switch(target).get_snapshot, 1,
+                              lambda _h: {"intent": intent}, nornir=nornir)
         errors |= sw_err
         snap = sw.get(switch)
     return got, snap, errors
 
 
-def _wants(target: Target, host: str) -> tuple[NetdevWant, ...]:
-    from fabric.push.render import spark_wants
-
-    return spark_wants(target.intent, host)
+def the_switch(target: Target) -> SwitchDevice:
+    """The device that drives the target's switch (by its inventory model)."""
+    assert target.intent.switch is not None
+    return switch_device(target.intent.switch.model)
 
 
 def current_changes(target: Target, hosts: list[str], workers: int,
@@ -89,10 +84,10 @@ def verify(target: Target, changeset: ChangeSet, hosts: list[str], workers: int,
         problems.setdefault(after.switch.host, []).append(
             "planned changes did not stick: " + "; ".join(str(c) for c in after.switch.calls))
     progress("verifying twins (link, MTU, addresses) and pinging peers")
-    in_run = {h for h, p in changeset.sparks.items() if not p.refused}
-    wants = {h: _pingable(target, h, in_run) for h in in_run}
-    results, errors = run_task(target, sorted(in_run), verify_spark_push, workers,
-                               lambda h: {"wants": wants[h]}, nornir=nornir)
+    in_run = frozenset(h for h, p in changeset.sparks.items() if not p.refused)
+    results, errors = run_task(target, sorted(in_run), SPARK.verify, workers,
+                               lambda _h: {"intent": target.intent, "in_run": in_run},
+                               nornir=nornir)
     for host, why in errors.items():
         problems.setdefault(host, []).append(f"verification failed to run: {why}")
     for host, found in results.items():
@@ -175,26 +170,14 @@ def _links_down(target: Target, twins: dict[str, tuple[str, ...]], lanes: tuple[
                 switch: str | None, workers: int, nornir: Nornir | None,
                 wants: dict[str, dict[str, NetdevWant]]) -> list[str]:
     down: list[str] = []
-    got, errors = run_task(target, sorted(twins), read_twin_carrier, workers,
-                           lambda h: {"netdevs": twins[h], "wants": wants.get(h)},
+    got, errors = run_task(target, sorted(twins), SPARK.links_down, workers,
+                           lambda h: {"names": twins[h], "wants": wants.get(h)},
                            nornir=nornir)
     down += [f"{h}:{n}" for h, names in sorted(got.items()) for n in names]
     down += [f"{h} (unreadable: {why})" for h, why in sorted(errors.items())]
     if switch is not None and lanes:
-        sw, sw_err = run_task(target, [switch], read_lane_status, 1,
-                              lambda _h: {"lanes": lanes}, nornir=nornir)
+        sw, sw_err = run_task(target, [switch], the_switch(target).links_down, 1,
+                              lambda _h: {"names": lanes}, nornir=nornir)
         down += [f"{switch}:{lane}" for lane in sw.get(switch, [])]
         down += [f"{switch} (unreadable: {why})" for why in sw_err.values()]
     return down
-
-
-def _pingable(target: Target, host: str, in_run: set[str]) -> tuple[NetdevWant, ...]:
-    """Wants of `host`; a peer outside this run is not pinged (it may not be configured)."""
-    intent = target.intent
-    owner = {str(i.address.ip): i.host for i in intent.interfaces()}
-    out = []
-    for w in _wants(target, host):
-        if w.peer_address and owner.get(w.peer_address) not in in_run:
-            w = NetdevWant(w.netdev, w.mtu, w.addresses, w.link_id, None)
-        out.append(w)
-    return tuple(out)

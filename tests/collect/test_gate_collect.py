@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from fabric.collect import switch_facts as csf
 from fabric.collect.gather import collect_facts
-from fabric.collect.switch_facts import build_neighbors, link_ages
+from fabric.devices.crs804 import facts as csf
+from fabric.devices.crs804.facts import build_neighbors, link_ages
 from fabric.fingerprint import fingerprint
 from fabric.target import Target
 

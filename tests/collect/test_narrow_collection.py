@@ -11,8 +11,8 @@ from collections.abc import Collection
 import pytest
 
 from fabric.collect.gather import collect_facts
-from fabric.collect.spark_commands import FINGERPRINT, HOST_COMMANDS, spark_commands
-from fabric.collect.spark_facts import spark_twins
+from fabric.devices.spark.commands import FINGERPRINT, HOST_COMMANDS, spark_commands
+from fabric.devices.spark.facts import spark_twins
 from fabric.facts import Facts, SparkFacts, facts_from_json
 from fabric.facts_builder import build_spark_facts
 from fabric.fingerprint import fingerprint
@@ -91,7 +91,7 @@ def test_a_narrowed_switch_read_judges_its_family_as_the_full_one(
     import routeros_api
 
     # lanes that run without an LLDP neighbour here: do not poll the full 2 s for them
-    monkeypatch.setattr("fabric.collect.switch_facts.SWITCH_LLDP_WAIT_S", 0.2)
+    monkeypatch.setattr("fabric.devices.crs804.facts.SWITCH_LLDP_WAIT_S", 0.2)
 
     pool = routeros_api.RouterOsApiPool("127.0.0.1", username=USER, password=PASSWORD,
                                         port=emulator.port, plaintext_login=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric.collect.spark_commands import (
+from fabric.devices.spark.commands import (
     ABSENT_RC,
     LLDP_WAIT_S,
     SparkCommand,
@@ -19,7 +19,7 @@ from fabric.collect.spark_commands import (
     spark_commands,
     twin_commands,
 )
-from fabric.collect.spark_facts import read_sections, run_batch
+from fabric.devices.spark.facts import read_sections, run_batch
 from fabric.remote.batch import MARK, TranscriptError
 from tests.remote.helpers import FakeSession
 
@@ -178,7 +178,7 @@ def _run_row(tmp_path: Path, shell: str, ready: int = 1, configure_rc: int = 0
 
 
 def test_beacon_row_sets_the_custom_tlv_and_echoes_it(tmp_path: Path) -> None:
-    from fabric.collect.spark_commands import beacon_command
+    from fabric.devices.spark.commands import beacon_command
 
     done, calls = _run_row(tmp_path, beacon_command("0A,0B,0C,0D").shell)
     assert done.returncode == 0 and done.stdout.strip() == "0A,0B,0C,0D"
@@ -208,7 +208,7 @@ def test_lldp_read_waits_for_a_spark_neighbours_beacon(tmp_path: Path) -> None:
 
 
 def test_the_batch_announces_before_it_reads_lldp() -> None:
-    from fabric.collect.spark_commands import spark_commands
+    from fabric.devices.spark.commands import spark_commands
 
     names = [c.name for c in spark_commands(["enp1s0f0np0"], beacon="0A,0B")]
     assert names.index("lldp_beacon") + 1 == names.index("lldpcli")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fabric.collect.spark_commands import ABSENT_RC, spark_commands
+from fabric.devices.spark.commands import ABSENT_RC, spark_commands
 from fabric.facts import facts_from_json
 from fabric.facts_builder import NO_RDMA, Section, build_spark_facts
 

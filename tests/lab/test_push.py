@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from fabric.devices.spark.platform import SYSCTL_PATH
 from fabric.lab import builder
 from fabric.lab.hostenv import host_path
 from fabric.lab.registry import LabInfo
-from fabric.push.render import SYSCTL_PATH
 from tests.lab.conftest import Labs, fabric, in_host
 
 pytestmark = pytest.mark.lab

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import routeros_api
 
-from fabric.collect.read_switch_qos import read_switch_qos
+from fabric.devices.crs804.read_switch_qos import read_switch_qos
+from fabric.devices.spark.platform import QOS_RULES_PATH, QOS_SCRIPT_PATH
 from fabric.facts import Facts, facts_from_json
 from fabric.intent.build import load_intent
 from fabric.lab.registry import LabInfo
 from fabric.lab.routeros.export import qos_lines
 from fabric.lab.routeros.state import StateFile
-from fabric.push.render import QOS_RULES_PATH, QOS_SCRIPT_PATH
 from fabric.remote.shell import ros_rows
 from fabric.report.model import CheckResult
 from tests.lab.conftest import Labs, fabric, in_host

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.facts import Facts, facts_from_json
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
-from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
 
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded"

@@ -6,11 +6,14 @@ from dataclasses import replace
 
 import pytest
 
+from fabric.devices.contract import PushRefused
+from fabric.devices.crs804.diff import diff_switch
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.spark.diff import check_safe, diff_spark
+from fabric.devices.spark.platform import NETPLAN_PATH, SYSCTL_PATH
 from fabric.facts import Facts
 from fabric.intent.build import load_intent
-from fabric.push.diff import PushRefused, check_safe, diff_push, diff_spark, diff_switch
-from fabric.push.render import NETPLAN_PATH, SYSCTL_PATH
-from fabric.push.snapshot import SwitchSnapshot
+from fabric.push.diff import diff_push
 
 from .helpers import lab_intent, recorded
 

@@ -8,9 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from fabric.push.apply_spark_config import NETPLAN_APPLY, apply_steps
-from fabric.push.diff import diff_push, diff_spark
-from fabric.push.render import NETPLAN_PATH
+from fabric.devices.spark.apply_spark_config import NETPLAN_APPLY, apply_steps
+from fabric.devices.spark.diff import diff_spark
+from fabric.devices.spark.platform import NETPLAN_PATH
+from fabric.push.diff import diff_push
 from fabric.remote.shell import as_root
 from tests.push.helpers import lab_intent, recorded
 
@@ -151,7 +152,7 @@ def test_files_push_cannot_take_over_stay_refused() -> None:
 
 
 def test_a_same_named_run_file_hides_the_etc_one() -> None:
-    from fabric.push.netplan import host_renderer
+    from fabric.devices.spark.netplan import host_renderer
 
     files = {"/etc/netplan/01-nm.yaml": "network: {renderer: NetworkManager}",
              "/run/netplan/01-nm.yaml": "network: {renderer: networkd}"}
@@ -166,7 +167,7 @@ def test_as_root_runs_directly_for_root_and_through_sudo_otherwise() -> None:
 
 
 def test_on_a_netplan_host_the_dry_run_shows_netplan_apply_and_its_effect() -> None:
-    from fabric.push.apply_spark_config import change_text
+    from fabric.devices.spark.apply_spark_config import change_text
 
     facts, snap = fresh_spark01(netplan=BASELINE, has_netplan=True)
     text = change_text(diff_spark(lab_intent(), facts, snap))

@@ -6,8 +6,9 @@ host that ran it waits for all its twins, not only the ones it changed."""
 from __future__ import annotations
 
 from fabric.credentials import Credentials
-from fabric.push.model import ChangeSet, FileChange, NetdevWant, SparkChanges
-from fabric.push.read_link_state import not_ready
+from fabric.devices.spark.model import FileChange, NetdevWant, SparkChanges
+from fabric.devices.spark.read_twin_carrier import not_ready
+from fabric.push.model import ChangeSet
 from fabric.push.verify import training_links
 from fabric.target import Target
 from tests.push.helpers import INVENTORY, lab_intent

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from fabric.devices.spark.platform import NETPLAN_PATH
+from fabric.devices.spark.render import render_netplan
 from fabric.intent.build import load_intent
-from fabric.push.render import NETPLAN_PATH, render_netplan
 
 DGX_OS_BASELINE = ("# Let NetworkManager manage all devices on this system\n"
                    "network:\n  version: 2\n  renderer: NetworkManager\n")

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from fabric.collect.read_switch_qos import QOS_PATHS
+from fabric.devices.crs804.diff import diff_switch
+from fabric.devices.crs804.platform import QOS_PATHS
+from fabric.devices.crs804.render import render_routeros
+from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.devices.spark.apply_spark_config import apply_steps
+from fabric.devices.spark.diff import diff_spark
+from fabric.devices.spark.platform import QOS_RULES_PATH, QOS_SCRIPT_PATH
+from fabric.devices.spark.render import render_qos_rules, render_qos_script
+from fabric.devices.spark.restore_spark_backup import restore_steps
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
 from fabric.lab import mlnx_qos_shim
@@ -21,17 +30,7 @@ from fabric.lab.routeros.menus import MENUS
 from fabric.lab.routeros.menus.base import Request
 from fabric.lab.routeros.state import StateFile, write_initial_state
 from fabric.parsers import parse
-from fabric.push.apply_spark_config import apply_steps
-from fabric.push.diff import diff_push, diff_spark, diff_switch
-from fabric.push.render import (
-    QOS_RULES_PATH,
-    QOS_SCRIPT_PATH,
-    render_qos_rules,
-    render_qos_script,
-    render_routeros,
-)
-from fabric.push.restore_spark_backup import restore_steps
-from fabric.push.snapshot import SparkSnapshot, SwitchSnapshot
+from fabric.push.diff import diff_push
 
 from .helpers import INVENTORY, RECORDED, lab_intent, recorded
 from .test_render import _golden
@@ -353,7 +352,7 @@ def test_a_pfc_write_turns_global_pause_off_and_ethtool_shows_and_sets_it(
 def test_rollback_of_lossless_restores_pause_after_pfc_and_checks_it(tmp_path: Path) -> None:
     """The backup's `ethtool -a` comes back with `ethtool -A` after the mlnx_qos restore (its
     PFC write turned pause off), and the restore check compares it."""
-    from fabric.push.restore_spark_backup import restore_differences
+    from fabric.devices.spark.restore_spark_backup import restore_differences
 
     facts, sparks, _ = recorded("configured")
     on = "Pause parameters for enp1s0f0np0:\nAutonegotiate:\toff\nRX:\t\ton\nTX:\t\ton\n"
@@ -372,8 +371,8 @@ def test_rollback_of_lossless_restores_pause_after_pfc_and_checks_it(tmp_path: P
 def test_the_egress_rate_cap_is_data_per_routeros_version_with_its_evidence() -> None:
     """egress-rate-queue3 on a 200G lane: 0 where the version's cap is 100G (a 7.22.1 field
     report), its line rate where a newer cap allows it; the evidence lives with the data."""
+    from fabric.devices.crs804.qos import egress_rate
     from fabric.intent.platforms import switch_model
-    from fabric.push.qos import egress_rate
 
     model = switch_model("crs804-4ddq-hrm")
     assert model.qos_max_egress_gbps("7.22.1") == 100

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fabric.intent.build import load_intent
-from fabric.push.render import (
+from fabric.devices.crs804.render import render_routeros
+from fabric.devices.spark.render import (
     render_netplan,
-    render_routeros,
     render_sysctl,
     spark_wants,
     sysctl_key,
 )
+from fabric.intent.build import load_intent
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = [("star4", "spark01"), ("ring4", "spark01"), ("ring4", "spark03"), ("star8", "spark05")]

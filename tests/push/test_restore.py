@@ -11,9 +11,13 @@ from typing import Any
 
 import pytest
 
-from fabric.push.render import NETPLAN_PATH, SYSCTL_PATH
-from fabric.push.restore_spark_backup import restore_commands, restore_spark_backup, restore_steps
-from fabric.push.snapshot import SparkSnapshot
+from fabric.devices.spark.platform import NETPLAN_PATH, SYSCTL_PATH
+from fabric.devices.spark.restore_spark_backup import (
+    restore_commands,
+    restore_spark_backup,
+    restore_steps,
+)
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.remote import shell as push_shell
 from fabric.remote.shell import RemoteCommandFailed
 
@@ -33,7 +37,7 @@ def test_restore_commands_rebuild_mtu_addresses_and_admin_state() -> None:
 
 
 def test_arp_restore_puts_recorded_sysctls_back() -> None:
-    from fabric.push.restore_spark_backup import arp_restore
+    from fabric.devices.spark.restore_spark_backup import arp_restore
 
     assert arp_restore("cx7-p0", {"arp_ignore": "0", "arp_announce": "0"}) == [
         "sysctl -qw net.ipv4.conf.cx7-p0.arp_announce=0 net.ipv4.conf.cx7-p0.arp_ignore=0"]
@@ -86,7 +90,7 @@ def test_restore_regenerates_and_applies_netplan_before_the_ip_state() -> None:
 
 
 def test_a_restore_that_did_not_take_is_named() -> None:
-    from fabric.push.restore_spark_backup import restore_differences
+    from fabric.devices.spark.restore_spark_backup import restore_differences
 
     before = _backup({SYSCTL_PATH: "a\n"})
     link = {"ifname": "enp1s0f0np0", "mtu": 9000, "flags": ["UP"],
@@ -116,7 +120,7 @@ def test_restore_puts_files_back_with_their_mode_in_one_round_trip(
     gone.write_text("written by push\n")
     sent: list[str] = []
     monkeypatch.setattr(push_shell, "sh_ok", _local_shell(sent))
-    monkeypatch.setattr("fabric.push.backup_spark_config.sh_ok", _local_shell(sent))
+    monkeypatch.setattr("fabric.devices.spark.backup_spark_config.sh_ok", _local_shell(sent))
     backup = _backup({str(kept): "net.ipv4.conf.x.arp_ignore = 0\n"}, {str(kept): "640"})
     result = restore_spark_backup(TASK, backup, (), (str(kept), str(gone)))
     assert len(sent) == 2  # one round trip restores, one reads the host back to compare
@@ -136,7 +140,7 @@ def test_restore_runs_every_step_then_names_the_failures(
     assert stopped == [(0, ""), (4, "")]
     assert len(sent) == 2
     bad = _backup({})
-    monkeypatch.setattr("fabric.push.restore_spark_backup.sh_steps",
+    monkeypatch.setattr("fabric.devices.spark.restore_spark_backup.sh_steps",
                         lambda _t, steps, **_k: [(0, "")] + [(2, "no such dev")] * (len(steps) - 1))
     with pytest.raises(RemoteCommandFailed, match="`ip link set dev enp1s0f0np0 mtu 1500` "
                                                   "exited 2: no such dev"):
@@ -145,8 +149,8 @@ def test_restore_runs_every_step_then_names_the_failures(
 
 def test_apply_writes_files_then_runtime_in_one_round_trip(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fabric.push.apply_spark_config import apply_spark_config, apply_steps
-    from fabric.push.model import FileChange, SparkChanges
+    from fabric.devices.spark.apply_spark_config import apply_spark_config, apply_steps
+    from fabric.devices.spark.model import FileChange, SparkChanges
 
     target = tmp_path / "sysctl.d" / "40-fabric.conf"
     changeset = SparkChanges(host="spark01", files=(
@@ -159,7 +163,7 @@ def test_apply_writes_files_then_runtime_in_one_round_trip(
                       "sysctl -qw net.ipv4.conf.t0.arp_ignore=1"]
     sent: list[str] = []
     monkeypatch.setattr(push_shell, "sh_ok", _local_shell(sent))
-    monkeypatch.setattr("fabric.push.apply_spark_config.apply_steps",
+    monkeypatch.setattr("fabric.devices.spark.apply_spark_config.apply_steps",
                         lambda p, h: ([labels[0], "check"], [steps[0], f"test -s {target}"]))
     apply_spark_config(TASK, changeset, has_netplan=True)
     assert len(sent) == 1 and target.read_text() == "x = 1\n"

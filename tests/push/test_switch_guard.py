@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from fabric.devices.crs804.diff import diff_switch
 from fabric.push.apply import PushOutcome
-from fabric.push.diff import diff_push, diff_switch
+from fabric.push.diff import diff_push
 from tests.push.helpers import lab_intent, recorded
 
 HOSTS = ["spark01", "spark02", "spark03", "spark04", "crs804"]
@@ -64,7 +65,7 @@ def test_a_session_on_a_lane_push_changes_is_refused() -> None:
 def test_the_session_address_not_the_inventory_name_decides() -> None:
     """The old guard compared /ip/address with the inventory hostname (a DNS name), so it
     never matched; the task now reads the API socket's peer address."""
-    from fabric.push.backup_switch_config import _session_address
+    from fabric.devices.crs804.backup_switch_config import _session_address
 
     class Sock:
         def getsockname(self) -> tuple[str, int]:

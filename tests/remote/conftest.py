@@ -41,7 +41,7 @@ EMULATOR_LLDP_WAIT_S = 0.5
 
 @pytest.fixture
 def emulator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    monkeypatch.setattr("fabric.collect.switch_facts.SWITCH_LLDP_WAIT_S", EMULATOR_LLDP_WAIT_S)
+    monkeypatch.setattr("fabric.devices.crs804.facts.SWITCH_LLDP_WAIT_S", EMULATOR_LLDP_WAIT_S)
     state = tmp_path / "crs804.json"
     write_initial_state(state, "crs804", LANES, USER, PASSWORD)
     backend = FakeBackend(dict.fromkeys(LANES, 1500))

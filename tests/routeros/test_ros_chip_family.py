@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from fabric.collect.read_switch_qos import QOS_PATHS
+from fabric.devices.crs804.diff import diff_switch
+from fabric.devices.crs804.platform import QOS_PATHS
 from fabric.intent.build import load_intent
 from fabric.intent.platforms import routeros_properties
 from fabric.lab.routeros.backend import FakeBackend
@@ -21,7 +22,6 @@ from fabric.lab.routeros.menus import MENUS
 from fabric.lab.routeros.menus.base import Request
 from fabric.lab.routeros.platform import DEFAULT_CHIP_FAMILY
 from fabric.lab.routeros.state import StateFile, write_initial_state
-from fabric.push.diff import diff_switch
 from fabric.remote.shell import ros_call
 
 from .conftest import MakeLab, connect
@@ -126,7 +126,7 @@ def _printed(api: Any) -> dict[str, list[dict[str, str]]]:
 @pytest.mark.parametrize("family", [DX, CPSS])
 def test_push_plans_against_what_each_chip_prints(make_lab: MakeLab, tmp_path: Path,
                                                   family: str) -> None:
-    """`fabric.push.diff` reads the queue rows this chip prints: where they show
+    """`fabric.devices.crs804.diff` reads the queue rows this chip prints: where they show
     use-shared-buffers it is planned, where they do not it is left out and the plan says what
     that costs; the calls it plans go through the emulator without a trap."""
     from tests.push.helpers import recorded

@@ -8,15 +8,16 @@ from typing import Any
 import pytest
 import routeros_api
 
-from fabric.collect.read_switch_qos import QOS_PATHS, switch_qos_fact
+from fabric.devices.crs804.model import ApiCall
+from fabric.devices.crs804.platform import QOS_PATHS
+from fabric.devices.crs804.qos import switch_qos_calls
+from fabric.devices.crs804.read_switch_qos import switch_qos_fact
+from fabric.devices.crs804.restore_switch_backup import restore_qos
+from fabric.devices.crs804.snapshot import SwitchSnapshot
 from fabric.intent.build import load_intent
 from fabric.lab.routeros.cli import Cli
 from fabric.lab.routeros.export import export_terse
 from fabric.lab.routeros.state import StateFile
-from fabric.push.model import ApiCall
-from fabric.push.qos import switch_qos_calls
-from fabric.push.restore_switch_backup import restore_qos
-from fabric.push.snapshot import SwitchSnapshot
 from fabric.remote.shell import ros_call, ros_rows
 
 from .conftest import MakeLab, connect

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from .platform import CRS804, QOS_LOSSLESS_SINCE, QOS_SINCE, version_tuple
+from fabric.intent.platforms import version_tuple
+
+from .platform import CRS804, QOS_LOSSLESS_SINCE, QOS_SINCE
 from .qos_state import DEFAULT_TX_QUEUES, QosPort, QosSettings
 from .state import Bridge, BridgePort, Discovery, Ether, IpAddress, Lane, State
 
@@ -137,7 +139,7 @@ def export_terse(state: State, now: float | None = None) -> str:
     disc: list[tuple[str, str]] = []
     if d.discover_interface_list != DEFAULT_DISCOVERY.discover_interface_list:
         disc.append(("discover-interface-list", d.discover_interface_list))
-    if d.lldp_dcbx and version_tuple(state.version) >= (7, 15):
+    if d.lldp_dcbx and version_tuple(state.version)[:2] >= QOS_SINCE:
         disc.append(("lldp-dcbx", "yes"))
     if d.protocol != DEFAULT_DISCOVERY.protocol:
         disc.append(("protocol", d.protocol))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabric.devices.crs804.platform import MODEL
+from fabric.intent.platforms import switch_model, version_tuple
+
 PORTS = 4
 LANES_PER_PORT = 8
 LANE_NAMES: tuple[str, ...] = tuple(
@@ -115,22 +118,14 @@ CRS804 = Platform()
 # manual "Quality of Service"): QoS marking (profiles, maps, port trust) in 7.10; enforcement,
 # PFC, ECN, WRED, shaping, QoS settings and `qos-hw-offloading` on every capable chip in 7.15;
 # lossless traffic classes (`lossless-traffic-class`, `lossless-buffers`) and profile
-# `automap` in 7.23.
-QOS_MARKING_SINCE = (7, 10)
-QOS_SINCE = (7, 15)
-QOS_LOSSLESS_SINCE = (7, 23)
+# `automap` in 7.23. The gates are the model's platforms.yaml data, the ones push plans by.
+_MODEL = switch_model(MODEL)
+QOS_MARKING_SINCE = version_tuple(_MODEL.qos_marking_version)[:2]
+QOS_SINCE = version_tuple(_MODEL.qos_min_version)[:2]
+QOS_LOSSLESS_SINCE = version_tuple(_MODEL.qos_lossless_tc_version)[:2]
 DEFAULT_VERSION = "7.19.4 (stable)"
 #: The switch chip's family in MikroTik's CLI reference (platforms.yaml
 #: `routeros_properties.families`). Which one the CRS804 is, is not settled: the default is the
 #: family that has every queue property (use-shared-buffers, queue-buffers), today's rows.
 DEFAULT_CHIP_FAMILY = "prestera-dx"
 
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``"7.19.4 (stable)"`` -> ``(7, 19, 4)``."""
-    head = version.split()[0] if version.split() else "0"
-    parts: list[int] = []
-    for piece in head.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)

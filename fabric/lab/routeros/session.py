@@ -18,13 +18,14 @@ import socket
 import threading
 from dataclasses import dataclass, field, replace
 
+from fabric.intent.platforms import version_tuple
+
 from .codec import ConnectionClosed, ProtocolError, WordReader, decode_word, encode_sentence
 from .device import Device
 from .errors import Fatal, Trap, interrupted, no_such_command, no_such_item
 from .kernel import KernelError
 from .menus import MENUS, available, directories
 from .menus.base import Menu, Reply, Request, Row, check_args, proplist
-from .platform import version_tuple
 from .streams import Streams, follow, parse_time, repeat
 
 log = logging.getLogger(__name__)

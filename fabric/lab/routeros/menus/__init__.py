@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..platform import version_tuple
+from fabric.intent.platforms import version_tuple
+
 from . import address, bridge, interface, ip, neighbor, qos, system, tools, users
 from .base import Menu
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from fabric.intent.platforms import routeros_properties
+from fabric.intent.platforms import routeros_properties, version_tuple
 
 from ..device import Device
 from ..errors import CATEGORY_ARGUMENT, Trap, no_match
-from ..platform import version_tuple
 from ..state import State
 from .base import Reply, Request, Row, check_args, parse_int, print_reply, yes
 

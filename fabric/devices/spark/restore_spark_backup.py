@@ -8,15 +8,15 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.devices.spark.apply_spark_config import NETPLAN_APPLY, NM_RELOAD
+from fabric.devices.spark.backup_spark_config import backup_spark_config
+from fabric.devices.spark.netplan import NM_CONNECTIONS
+from fabric.devices.spark.platform import SPARK_FILES
+from fabric.devices.spark.qos import ecn_path
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.errors import ParseError
 from fabric.parsers import parse
 from fabric.parsers.records import EthtoolPause
-from fabric.push.apply_spark_config import NETPLAN_APPLY, NM_RELOAD
-from fabric.push.backup_spark_config import backup_spark_config
-from fabric.push.netplan import NM_CONNECTIONS
-from fabric.push.qos import ecn_path
-from fabric.push.render import SPARK_FILES
-from fabric.push.snapshot import SparkSnapshot
 from fabric.remote.shell import RemoteCommandFailed, sh_steps, write_command
 
 

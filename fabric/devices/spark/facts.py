@@ -7,7 +7,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import (
+from fabric.devices.spark.commands import (
     SparkCommand,
     gate_commands,
     render_script,
@@ -56,7 +56,7 @@ def spark_batch(intent: Intent, host: str, narrow: bool = False,
                 ) -> tuple[list[str], list[str], tuple[SparkCommand, ...]]:
     """(twins the builder reads, cabled twins, the batch) for one Spark: the gate's narrow
     batch, the rows `families` need, or (None) every row; with `beacon`, announced and waited
-    for (`spark_commands.beacon_command`)."""
+    for (`commands.beacon_command`)."""
     twins, used = spark_twins(intent, host)
     heard = beacon_twins(intent, host) if beacon is not None else []
     if narrow:
@@ -82,7 +82,7 @@ def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
 
     `families`: only the rows those check families need (`SparkCommand.families`; None: all).
     `narrow`: only what `fabric gate` compares (links, addresses, LLDP, GIDs, the cabled
-    twins' ethtool; `spark_commands.gate_commands`). Read-only, so a dry run collects too.
+    twins' ethtool; `commands.gate_commands`). Read-only, so a dry run collects too.
     Missing tools and unparseable sections are recorded in the facts (`missing`, `notes`); a
     broken session raises and fails the host.
     """

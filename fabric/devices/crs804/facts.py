@@ -18,7 +18,7 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import FINGERPRINT
+from fabric.devices.contract import FINGERPRINT
 from fabric.facts import BridgeFact, LaneFact, NeighborFact, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import age_seconds, endpoint, mark_stale
@@ -207,28 +207,25 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     began = time.monotonic() if began is None else began
     wanted = frozenset({FINGERPRINT}) if narrow else (
         None if families is None else frozenset(families))
-
-    def need(path: str) -> bool:
-        return wanted is None or not READS[path].isdisjoint(wanted)
-
     api = task.host.get_connection("routeros_api", task.nornir.config)
-    cabled = _cabled(intent)
+    got = _print_all(api, _reads(wanted))  # one round trip for every menu
+    facts = _build_facts(task.host.name, api, intent, wanted, got, began, on_wait)
+    return Result(host=task.host, result=facts, changed=False)
+
+
+def _reads(wanted: frozenset[str] | None) -> list[str]:
+    """The menus to print: `/interface`, identity for everything, what `wanted` needs."""
     reads = ["/interface"]
     if wanted is None:
         reads += ["/system/identity"]
-    reads += [path for path in READS if need(path)]
-    got = _print_all(api, reads)  # one round trip for every menu
-    iface = {r["name"]: r for r in got["/interface"]}
-    identity = next(iter(got.get("/system/identity", [])), {}).get("name", "")
-    resource = next(iter(got.get("/system/resource", [])), {})
-    eth = (got["/interface/ethernet"] if "/interface/ethernet" in got
-           else [{"name": name} for name in cabled])
-    bridges = got.get("/interface/bridge", [])
-    ports = {p["interface"]: p for p in got.get("/interface/bridge/port", [])}
-    discovery = next(iter(got.get("/ip/neighbor/discovery-settings", [])), {})
-    # then, again at once: the lanes' state, the first LLDP read and (where the switch
-    # tells link-up times) its clock
-    names = [r["name"] for r in eth]
+    return reads + [path for path in READS
+                    if wanted is None or not READS[path].isdisjoint(wanted)]
+
+
+def _live(api: Any, names: list[str], iface: Mapping[str, Row]
+          ) -> tuple[dict[str, dict[str, str]], list[dict[str, str]], dict[str, str], float]:
+    """At once: the lanes' state, the first LLDP read and (where the switch tells link-up
+    times) its clock; (monitor rows, first neighbours, clock, when the LLDP read was sent)."""
     monitoring = _monitor_async(api, names)
     first_sent = time.monotonic()
     neighbors_read = api.get_resource("/ip/neighbor").get_async()
@@ -237,6 +234,22 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     monitor = _monitor_rows(names, monitoring)
     first_neighbors = [dict(r) for r in neighbors_read.get()]
     clock = next(iter(dict(r) for r in clock_read.get()), {}) if clock_read else {}
+    return monitor, first_neighbors, clock, first_sent
+
+
+def _build_facts(host: str, api: Any, intent: Intent, wanted: frozenset[str] | None,
+                 got: dict[str, list[dict[str, str]]], began: float,
+                 on_wait: Callable[[str], None] | None) -> SwitchFacts:
+    cabled = _cabled(intent)
+    iface = {r["name"]: r for r in got["/interface"]}
+    identity = next(iter(got.get("/system/identity", [])), {}).get("name", "")
+    resource = next(iter(got.get("/system/resource", [])), {})
+    eth = (got["/interface/ethernet"] if "/interface/ethernet" in got
+           else [{"name": name} for name in cabled])
+    bridges = got.get("/interface/bridge", [])
+    ports = {p["interface"]: p for p in got.get("/interface/bridge/port", [])}
+    discovery = next(iter(got.get("/ip/neighbor/discovery-settings", [])), {})
+    monitor, first_neighbors, clock, first_sent = _live(api, [r["name"] for r in eth], iface)
     ages = link_ages(iface, clock)
     lanes = {
         r["name"]: dataclasses.replace(
@@ -248,11 +261,11 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
     lldp_on = ("lldp" in discovery["protocol"].split(",")) if "protocol" in discovery else None
     qos = None
     if intent.lossless and (wanted is None or not QOS_FAMILIES.isdisjoint(wanted)):
-        from fabric.collect.read_switch_qos import read_switch_qos
+        from fabric.devices.crs804.read_switch_qos import read_switch_qos
 
         qos = read_switch_qos(api, resource.get("version", ""), discovery)
-    facts = SwitchFacts(
-        host=task.host.name,
+    return SwitchFacts(
+        host=host,
         identity=identity,
         version=resource.get("version", ""),
         board=resource.get("board-name"),
@@ -266,4 +279,3 @@ def collect_switch_facts(task: Task, intent: Intent, narrow: bool = False,
         lldp_enabled=lldp_on,
         qos=qos,
     )
-    return Result(host=task.host, result=facts, changed=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nornir.core.task import Result, Task
 
-from fabric.push.model import SwitchChanges
+from fabric.devices.crs804.model import SwitchChanges
 from fabric.remote.shell import ros_call, routeros
 
 

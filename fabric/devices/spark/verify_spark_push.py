@@ -8,8 +8,10 @@ import time
 
 from nornir.core.task import Result, Task
 
+from fabric.devices.spark.model import NetdevWant
+from fabric.devices.spark.render import spark_wants
+from fabric.intent.model import Intent
 from fabric.intent.wire import IP_ICMP_HEADERS
-from fabric.push.model import NetdevWant
 from fabric.remote.shell import sh, sh_ok
 
 _RECEIVED = re.compile(r"(\d+) (?:packets )?received")
@@ -60,3 +62,15 @@ def _ping(task: Task, w: NetdevWant, attempts: int) -> str | None:
     last = out.strip().splitlines()[-1] if out.strip() else "no output"
     return (f"{w.netdev}: no reply from {w.peer_address} ({w.link_id}) with a "
             f"{size}-byte DF ping: {last}")
+
+
+def pingable(intent: Intent, host: str, in_run: frozenset[str] | set[str]
+             ) -> tuple[NetdevWant, ...]:
+    """Wants of `host`; a peer outside this run is not pinged (it may not be configured)."""
+    owner = {str(i.address.ip): i.host for i in intent.interfaces()}
+    out = []
+    for w in spark_wants(intent, host):
+        if w.peer_address and owner.get(w.peer_address) not in in_run:
+            w = NetdevWant(w.netdev, w.mtu, w.addresses, w.link_id, None)
+        out.append(w)
+    return tuple(out)

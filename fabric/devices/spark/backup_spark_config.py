@@ -8,12 +8,14 @@ import base64
 import json
 import re
 import shlex
+from dataclasses import dataclass, field
 from typing import Any
 
 from nornir.core.task import Result, Task
 
+from fabric.devices.spark.platform import PRIVILEGES
+from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.intent.platforms import roce_qos
-from fabric.push.snapshot import PRIVILEGES, SparkSnapshot
 from fabric.remote.shell import sh_ok
 
 #: Sysctls of every netdev that push reads (and may set) under /proc/sys/net/ipv4/conf/<dev>/.
@@ -112,68 +114,88 @@ def backup_spark_config(task: Task, qos_netdevs: tuple[str, ...] = (),
                   + "; true")
     script = _WHO + f"R {shlex.quote(root_reads)}; " + _SCRIPT + "; true"
     out = sh_ok(task, script, timeout=60)
-    netplan: dict[str, str] = {}
-    other: dict[str, str] = {}
-    modes: dict[str, str] = {}
-    tools: dict[str, bool] = {}
-    ipj: dict[str, list[dict[str, Any]]] = {"addr": [], "link": [], "route": []}
-    arp: dict[str, dict[str, str]] = {}
-    qos: dict[str, str] = {}
-    pause: dict[str, str] = {}
+    return Result(host=task.host, result=parse_snapshot(task.host.name, out), changed=False)
+
+
+@dataclass
+class _Read:
+    """What the snapshot script printed, tag by tag (`@@TAG rest` lines)."""
+
+    netplan: dict[str, str] = field(default_factory=dict)
+    other: dict[str, str] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, bool] = field(default_factory=dict)
+    ipj: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"addr": [], "link": [], "route": []})
+    arp: dict[str, dict[str, str]] = field(default_factory=dict)
+    qos: dict[str, str] = field(default_factory=dict)
+    pause: dict[str, str] = field(default_factory=dict)
     ssh_ip: str | None = None
-    who = ["root", "root"]
-    readonly: dict[str, str] = {}
-    nm: dict[str, str] = {}
-    unreadable: list[str] = []
-    ecn: dict[str, dict[str, str]] = {}
-    tos: dict[str, str] = {}
-    rdma_present: list[str] = []
-    for line in out.splitlines():
-        tag, _, rest = line.rstrip("\r").partition(" ")
+    who: list[str] = field(default_factory=lambda: ["root", "root"])
+    readonly: dict[str, str] = field(default_factory=dict)
+    nm: dict[str, str] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+    ecn: dict[str, dict[str, str]] = field(default_factory=dict)
+    tos: dict[str, str] = field(default_factory=dict)
+    rdma_present: list[str] = field(default_factory=list)
+
+    def take(self, tag: str, rest: str) -> None:
         if tag == "@@WHO":
-            who = [*rest.split(), "", ""][:2]
+            self.who = [*rest.split(), "", ""][:2]
         elif tag == "@@UNREADABLE":
-            unreadable.append(rest.strip())
-        elif tag in ("@@ROFILE", "@@NMFILE"):
+            self.unreadable.append(rest.strip())
+        elif tag in ("@@ROFILE", "@@NMFILE", "@@FILE", "@@XFILE"):
             path, mode, blob = [*rest.split(" ", 2), "", ""][:3]
-            (readonly if tag == "@@ROFILE" else nm)[path] = base64.b64decode(blob).decode()
-            modes[path] = mode
+            into = {"@@ROFILE": self.readonly, "@@NMFILE": self.nm, "@@FILE": self.netplan,
+                    "@@XFILE": self.other}[tag]
+            into[path] = base64.b64decode(blob).decode()
+            self.modes[path] = mode
         elif tag == "@@SSH":
             parts = rest.split()
-            ssh_ip = parts[2] if len(parts) >= 3 else None
-        elif tag in ("@@FILE", "@@XFILE"):
-            path, mode, blob = [*rest.split(" ", 2), "", ""][:3]
-            (netplan if tag == "@@FILE" else other)[path] = base64.b64decode(blob).decode()
-            modes[path] = mode
+            self.ssh_ip = parts[2] if len(parts) >= 3 else None
         elif tag == "@@TOOL":
             tool, _, yes = rest.partition(" ")
-            tools[tool] = yes.strip() == "yes"
+            self.tools[tool] = yes.strip() == "yes"
         elif tag == "@@IP":
             what, _, data = rest.partition(" ")
-            ipj[what] = list(json.loads(data or "[]"))
-        elif tag == "@@ARP":
+            self.ipj[what] = list(json.loads(data or "[]"))
+        else:
+            self._take_qos(tag, rest)
+
+    def _take_qos(self, tag: str, rest: str) -> None:
+        if tag == "@@ARP":
             name, *values = rest.split()
             if len(values) == len(ARP_KEYS):
-                arp[name] = dict(zip(ARP_KEYS, values, strict=True))
+                self.arp[name] = dict(zip(ARP_KEYS, values, strict=True))
         elif tag in ("@@QOS", "@@PAUSE"):
             name, _, blob = rest.partition(" ")
-            (qos if tag == "@@QOS" else pause)[name] = base64.b64decode(blob).decode()
+            (self.qos if tag == "@@QOS" else self.pause)[name] = base64.b64decode(blob).decode()
         elif tag == "@@ECN":
             name, *points = rest.split()
-            ecn[name] = {p: v for p, v in zip(("np", "rp"), points, strict=False) if v != "-"}
+            self.ecn[name] = {p: v for p, v in zip(("np", "rp"), points, strict=False)
+                              if v != "-"}
         elif tag == "@@RDMA":
-            rdma_present.append(rest.strip())
+            self.rdma_present.append(rest.strip())
         elif tag == "@@TOS":
             name, _, value = rest.partition(" ")
             if value.strip().isdigit():
-                tos[name] = value.strip()
-    snap = SparkSnapshot(host=task.host.name, netplan=netplan, ip_addr=ipj["addr"],
-                         ip_link=ipj["link"], ip_route=ipj["route"],
-                         has_netplan=tools.get("netplan", False),
-                         has_mlnx_qos=tools.get("mlnx_qos", False), ssh_server_ip=ssh_ip,
-                         qos=qos, pause=pause, arp=arp, files=other, modes=modes, user=who[0],
-                         privilege=who[1] if who[1] in PRIVILEGES else "no-sudo",
-                         netplan_ro=readonly, nm_keyfiles=nm, unreadable=unreadable, ecn=ecn,
-                         roce_tos=tos, has_cma_roce_tos=tools.get("cma_roce_tos", False),
-                         rdma_present=rdma_present)
-    return Result(host=task.host, result=snap, changed=False)
+                self.tos[name] = value.strip()
+
+
+def parse_snapshot(host: str, out: str) -> SparkSnapshot:
+    """The SparkSnapshot of `host` from the snapshot script's output."""
+    r = _Read()
+    for line in out.splitlines():
+        tag, _, rest = line.rstrip("\r").partition(" ")
+        r.take(tag, rest)
+    return SparkSnapshot(host=host, netplan=r.netplan, ip_addr=r.ipj["addr"],
+                         ip_link=r.ipj["link"], ip_route=r.ipj["route"],
+                         has_netplan=r.tools.get("netplan", False),
+                         has_mlnx_qos=r.tools.get("mlnx_qos", False), ssh_server_ip=r.ssh_ip,
+                         qos=r.qos, pause=r.pause, arp=r.arp, files=r.other, modes=r.modes,
+                         user=r.who[0],
+                         privilege=r.who[1] if r.who[1] in PRIVILEGES else "no-sudo",
+                         netplan_ro=r.readonly, nm_keyfiles=r.nm, unreadable=r.unreadable,
+                         ecn=r.ecn, roce_tos=r.tos,
+                         has_cma_roce_tos=r.tools.get("cma_roce_tos", False),
+                         rdma_present=r.rdma_present)

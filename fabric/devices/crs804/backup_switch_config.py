@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.read_switch_qos import read_qos_rows
-from fabric.push.snapshot import SWITCH_PATHS, SwitchSnapshot
+from fabric.devices.crs804.platform import SWITCH_PATHS
+from fabric.devices.crs804.read_switch_qos import read_qos_rows
+from fabric.devices.crs804.snapshot import SwitchSnapshot
 from fabric.remote.shell import ros_rows, routeros
 
 

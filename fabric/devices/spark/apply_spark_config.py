@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from nornir.core.task import Result, Task
 
-from fabric.push.model import SparkChanges
-from fabric.push.netplan import NM_CONNECTIONS
+from fabric.devices.spark.model import SparkChanges
+from fabric.devices.spark.netplan import NM_CONNECTIONS
 from fabric.remote.shell import RemoteCommandFailed, remove_command, sh_steps, write_command
 
 #: Regenerate from every netplan file and apply it (NetworkManager or networkd alike).
@@ -77,3 +77,8 @@ def change_text(changeset: SparkChanges) -> str:
     else:
         lines += [f"$ {c}" for c in changeset.commands]
     return "\n".join(lines)
+
+
+def tos_devices(changeset: SparkChanges) -> set[str]:
+    """RDMA devices whose RDMA CM ToS the changeset sets (rollback puts theirs back)."""
+    return {c.split()[2] for c in changeset.commands if c.startswith("cma_roce_tos -d ")}

@@ -1,6 +1,5 @@
-"""Nornir tasks: which links are not ready yet (Spark twins: carrier, and where asked the
-planned MTU and addresses; switch lanes: `link-ok`). Cheap reads, polled while links train
-after a push."""
+"""Nornir task: which Spark twins are not ready yet (carrier, and where asked the planned MTU
+and addresses). A cheap read, polled while links train after a push."""
 
 from __future__ import annotations
 
@@ -9,10 +8,9 @@ from collections.abc import Mapping
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.spark_commands import NETDEV_NAME
-from fabric.collect.switch_facts import monitor_lanes
-from fabric.push.model import NetdevWant
-from fabric.remote.shell import routeros, sh_ok
+from fabric.devices.spark.commands import NETDEV_NAME
+from fabric.devices.spark.model import NetdevWant
+from fabric.remote.shell import sh_ok
 
 _STATE = re.compile(r"^@@twin (\S+) (\S+) (\S+)$")
 _INET = re.compile(r"^\d+:\s+(\S+?)(?:@\S+)?\s+inet\s+(\S+)")
@@ -55,13 +53,3 @@ def not_ready(names: list[str], output: str, wants: Mapping[str, NetdevWant]) ->
         elif want is not None and (missing := sorted(set(want.addresses) - inet[n])):
             out.append(f"{n} (no {', '.join(missing)} yet)")
     return out
-
-
-def read_lane_status(task: Task, lanes: tuple[str, ...]) -> Result:
-    """The switch `lanes` whose `monitor once` status is not `link-ok`; one API call."""
-    if not lanes:
-        return Result(host=task.host, result=[], changed=False)
-    status = monitor_lanes(routeros(task), list(lanes))
-    return Result(host=task.host, result=[lane for lane in lanes
-                                           if status.get(lane, {}).get("status") != "link-ok"],
-                  changed=False)

@@ -7,9 +7,9 @@ from typing import Any
 
 from nornir.core.task import Result, Task
 
-from fabric.collect.read_switch_qos import MAP_IP, PFC, PORT, PROFILE, QUEUE, SETTINGS, SWITCH
+from fabric.devices.crs804.platform import MAP_IP, PFC, PORT, PROFILE, QUEUE, SETTINGS, SWITCH
+from fabric.devices.crs804.snapshot import SwitchSnapshot
 from fabric.intent.platforms import roce_qos
-from fabric.push.snapshot import SwitchSnapshot
 from fabric.remote.shell import ros_call, ros_rows, routeros
 
 LANE_KEYS = ("speed", "auto-negotiation", "fec-mode", "l2mtu", "mtu")

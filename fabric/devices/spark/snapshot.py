@@ -1,4 +1,5 @@
-"""Read-only snapshots a push needs beyond Facts: netplan files, `ip -j`, RouterOS items."""
+"""The read-only snapshot of a Spark a push needs beyond its Facts: netplan and managed files,
+`ip -j`, QoS and ARP state, tools, how the login becomes root."""
 
 from __future__ import annotations
 
@@ -7,14 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabric.push.netplan import ForeignDefinition, foreign_definitions, host_renderer
-
-#: How a Spark login becomes root: it is root, `sudo -n` works, sudo wants a password, no sudo.
-PRIVILEGES = ("root", "sudo", "password", "no-sudo")
-
-#: RouterOS menus a push touches; their rows are snapshotted before any change.
-SWITCH_PATHS = ("/interface/ethernet", "/interface/bridge", "/interface/bridge/port",
-                "/ip/neighbor/discovery-settings")
+from fabric.devices.spark.netplan import ForeignDefinition, foreign_definitions, host_renderer
 
 
 @dataclass(frozen=True)
@@ -88,29 +82,3 @@ class SparkSnapshot:
         link = next((x for x in self.ip_link if x.get("ifname") == name), None)
         lower = link.get("link") if link else None
         return str(lower) if lower else None
-
-
-@dataclass(frozen=True)
-class SwitchSnapshot:
-    """Rows of every RouterOS menu a push touches, keyed by menu path; `export` is text."""
-
-    host: str
-    rows: dict[str, list[dict[str, str]]]
-    export: str | None = None
-    export_error: str | None = None
-    connected_interface: str | None = None  # the interface holding the address we came in on
-    addresses: list[dict[str, str]] = field(default_factory=list)  # /ip/address rows
-    session_address: str | None = None  # the switch address this API session is connected to
-    qos_error: str | None = None  # why the QoS menus could not be read (None: read, or not asked)
-
-    def addresses_on(self, interface: str) -> list[str]:
-        """The IP addresses (a.b.c.d/len) configured on `interface`."""
-        return [a.get("address", "") for a in self.addresses
-                if interface in (a.get("interface"), a.get("actual-interface"))
-                and a.get("disabled") not in ("true", "yes")]
-
-    def row(self, path: str, **match: str) -> dict[str, str] | None:
-        for r in self.rows.get(path, []):
-            if all(r.get(k) == v for k, v in match.items()):
-                return r
-        return None

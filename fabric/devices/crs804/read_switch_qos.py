@@ -8,16 +8,18 @@ from typing import Any
 
 from routeros_api.exceptions import RouterOsApiCommunicationError
 
+from fabric.devices.crs804.platform import (
+    MAP_IP,
+    PFC,
+    PORT,
+    PROFILE,
+    QOS_PATHS,
+    QUEUE,
+    SETTINGS,
+    SWITCH,
+)
 from fabric.facts import SwitchQosFact, SwitchQosPort
 from fabric.remote.shell import ros_rows
-
-SWITCH = "/interface/ethernet/switch"
-QOS = f"{SWITCH}/qos"
-PROFILE, MAP_IP, QUEUE = f"{QOS}/profile", f"{QOS}/map/ip", f"{QOS}/tx-manager/queue"
-PFC, PORT, SETTINGS = f"{QOS}/priority-flow-control", f"{QOS}/port", f"{QOS}/settings"
-DISCOVERY = "/ip/neighbor/discovery-settings"
-#: Every RouterOS menu the lossless profile reads and may change (snapshotted before a push).
-QOS_PATHS = (SWITCH, PROFILE, MAP_IP, QUEUE, PFC, PORT, SETTINGS)
 
 
 def read_switch_qos(api: Any, version: str,

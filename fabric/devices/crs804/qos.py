@@ -1,6 +1,6 @@
-"""Lossless RoCE at both ends (topology `qos: lossless`): the CRS804's QoS as API calls, the
-Sparks' runtime QoS as commands (the switch QoS read back as a fact:
-`fabric.collect.read_switch_qos`).
+"""Lossless RoCE, the switch's half (topology `qos: lossless`): the CRS804's QoS as API calls
+(the switch QoS read back as a fact: `fabric.devices.crs804.read_switch_qos`; the Sparks' half:
+`fabric.devices.spark.qos`).
 
 The recipe is data (platforms.yaml `roce_qos`): RoCE data is DSCP 26, trusted on the
 Spark-facing lanes, in the switch's traffic class 3 = the NICs' PFC priority 3, with ECN
@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from fabric.collect.read_switch_qos import (
+from fabric.devices.crs804.model import ApiCall, Attr
+from fabric.devices.crs804.platform import (
     DISCOVERY,
     MAP_IP,
     PFC,
@@ -30,29 +31,13 @@ from fabric.collect.read_switch_qos import (
     QUEUE,
     SETTINGS,
     SWITCH,
-    dscp_values,
-    qos_classes,
 )
+from fabric.devices.crs804.read_switch_qos import dscp_values, qos_classes
 from fabric.intent.model import Intent
-from fabric.intent.platforms import RoceQos, SwitchModel, roce_qos, switch_model
-from fabric.push.model import ApiCall, Attr
-
-#: Where the recipe's ECN for RoCE lives on a ConnectX netdev (notification / reaction point).
-ECN_SYSFS = "/sys/class/net/{netdev}/ecn/roce_{point}/enable/{priority}"
-ECN_POINTS = ("np", "rp")
+from fabric.intent.platforms import SwitchModel, at_least, roce_qos, switch_model
 
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)([kKMG]?)(?:bps)?$")
 _UNITS = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """'7.19.4 (stable)' -> (7, 19, 4); unknown parts are 0."""
-    head = version.split()[0] if version.split() else "0"
-    return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in head.split("."))
-
-
-def at_least(version: str, minimum: str) -> bool:
-    return version_tuple(version) >= version_tuple(minimum)
 
 
 def rate_bps(text: str | None) -> int | None:
@@ -221,26 +206,3 @@ def _map_call(have: _Rows, profile: str, dscp: int) -> list[ApiCall]:
                                                          profile),))]
     return [ApiCall(MAP_IP, "add", None, (Attr("dscp", None, str(dscp)),
                                           Attr("profile", None, profile)))]
-
-
-# --- the Sparks -----------------------------------------------------------------------------
-
-
-def ecn_path(netdev: str, point: str, r: RoceQos | None = None) -> str:
-    return ECN_SYSFS.format(netdev=netdev, point=point, priority=(r or roce_qos()).priority)
-
-
-def mlnx_qos_command(netdev: str) -> str:
-    """`mlnx_qos -i NETDEV --trust dscp --pfc 0,0,0,1,0,0,0,0`."""
-    return f"mlnx_qos -i {netdev} --trust dscp --pfc {roce_qos().pfc_bits}"
-
-
-def dscp_map_command(netdev: str) -> str:
-    """`mlnx_qos -i NETDEV --dscp2prio set,26,3` (mlnx_qos refuses it together with --trust)."""
-    r = roce_qos()
-    return f"mlnx_qos -i {netdev} --dscp2prio set,{r.dscp},{r.priority}"
-
-
-def tos_command(rdma: str) -> str:
-    """`cma_roce_tos -d RDMA -t 106`: RDMA CM connections of that device get the RoCE class."""
-    return f"cma_roce_tos -d {rdma} -t {roce_qos().traffic_class_byte}"
