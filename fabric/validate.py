@@ -1,7 +1,7 @@
 """`fabric validate` as a function: a plan -> facts -> active probes -> checks -> Report.
 
-The run is planned first, touching no host (`plan_validation`, `fabric.probes.plan`): each
-check family declares what it needs next to its checks (`validators.registry.Needs`), and
+The run is planned first, touching no host (`plan_validation`, `fabric.probes.validation_plan`):
+each check family declares what it needs next to its checks (`validators.registry.Needs`), and
 the plan says which collections and probes run, on which hosts, in which bursts. Probes run
 only for the families that judge them: mtu (ping matrix), bw (bandwidth) and
 nccl (nccl-tests). counters judges counter deltas over the probes' traffic, so selecting it
@@ -40,8 +40,8 @@ from fabric.facts import Facts
 from fabric.fingerprint import fingerprint
 from fabric.intent.model import Intent
 from fabric.probes.counters import snapshot_reader
-from fabric.probes.plan import ValidationPlan, build_plan, probe_options
 from fabric.probes.run import run_probes
+from fabric.probes.validation_plan import ValidationPlan, build_plan, probe_options
 from fabric.redact import redact
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.transport import exec_only

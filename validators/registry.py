@@ -65,13 +65,13 @@ def needs(family: str, *, spark: bool = False, switch: bool = False, lldp: bool 
     """Declare what `family` needs (once per family, in its module, next to its checks)."""
     if family not in FAMILIES:
         raise ValueError(f"needs {family!r}: the family must be one of {', '.join(FAMILIES)}")
-    if family in NEEDS:
-        raise ValueError(f"needs of {family!r} are declared twice")
     unknown = sorted(set(probes) - set(PROBES))
     if unknown:
         raise ValueError(f"needs {family!r}: unknown probes {', '.join(unknown)}")
     if window and not probes:
         raise ValueError(f"needs {family!r}: a counters window needs probes to measure")
+    if family in NEEDS:
+        raise ValueError(f"needs of {family!r} are declared twice")
     declared = Needs(family, spark, switch, lldp, tuple(probes), window)
     NEEDS[family] = declared
     return declared

@@ -69,8 +69,8 @@ FACTS = "facts"
 
 @dataclass(frozen=True)
 class ConnectionWork:
-    """Work handed to the collection (by a validation's plan, `fabric.probes.plan`) to run on
-    each host's open connection around its facts, so it rides along with them: a Spark's
+    """Work handed to the collection (by a validation's plan, `fabric.probes.validation_plan`)
+    to run on each host's open connection around its facts, so it rides along with them: a Spark's
     `scripts[host]` run in one burst with its facts batch, and `switch(api)` is called on the
     switch's API right after its facts. The first stage (`first_scripts[host]`, one burst per
     Spark; `first_switch(api)`) runs on every host as soon as it is connected, and is done

@@ -4,8 +4,8 @@ take part.
 
 What rode along with the facts (`fabric.probes.facts_burst`: the pings, the bandwidth servers'
 start-up, the nccl-tests search, the counters' "before" snapshot) is taken from there; this
-module goes on with what follows, in the order the plan (`fabric.probes.plan`) shows: the
-bandwidth rounds once every ping is back (pings and bandwidth tests never share a NIC), then
+module goes on with what follows, in the order the plan shows (`fabric.probes.validation_plan`):
+the bandwidth rounds once every ping is back (pings and bandwidth tests never share a NIC), then
 nccl-tests, then the counters' "after" snapshot.
 """
 
