@@ -1,6 +1,9 @@
-"""`fabric validate` as a function: facts -> active probes -> checks -> Report.
+"""`fabric validate` as a function: a plan -> facts -> active probes -> checks -> Report.
 
-Probes run only for the families that judge them: mtu (ping matrix), bw (bandwidth) and
+The run is planned first, touching no host (`plan_validation`, `fabric.probes.validation_plan`):
+each check family declares what it needs next to its checks (`validators.registry.Needs`), and
+the plan says which collections and probes run, on which hosts, in which bursts. Probes run
+only for the families that judge them: mtu (ping matrix), bw (bandwidth) and
 nccl (nccl-tests). counters judges counter deltas over the probes' traffic, so selecting it
 (`--only counters` too) runs the ping matrix and the bandwidth rounds between a snapshot of
 every host's counters before and one after; an idle window would prove nothing about errors
@@ -17,7 +20,7 @@ Collection is narrowed to what the selected families judge (`collect_families`: 
 inputs, so a `--only` report still carries the whole fingerprint (and `fabric gate` opens only
 on a report that judged every check). The ping matrix, the bandwidth servers' start-up and
 the nccl-tests search run in the same burst per Spark as the facts
-(`fabric.probes.run.EarlyProbes`); with counters judged, after every host's "before"
+(`fabric.probes.facts_burst.FactsBurstProbes`); with counters judged, after every host's "before"
 snapshot. The Spark sessions are exec-only (`fabric.remote.transport`).
 """
 
@@ -37,7 +40,8 @@ from fabric.facts import Facts
 from fabric.fingerprint import fingerprint
 from fabric.intent.model import Intent
 from fabric.probes.counters import snapshot_reader
-from fabric.probes.run import EarlyProbes, ProbeOptions, run_probes
+from fabric.probes.run import run_probes
+from fabric.probes.validation_plan import ValidationPlan, build_plan, probe_options
 from fabric.redact import redact
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.transport import exec_only
@@ -46,14 +50,6 @@ from fabric.target import Target
 
 if TYPE_CHECKING:
     from rich.progress import Progress
-
-#: Which families need which probe.
-PING_FAMILIES = frozenset({"mtu"})
-BANDWIDTH_FAMILIES = frozenset({"bw"})
-NCCL_FAMILIES = frozenset({"nccl"})
-#: Families judged over the probes' traffic: they bring the ping matrix and bandwidth along.
-COUNTER_FAMILIES = frozenset({"counters"})
-
 
 class Phases:
     """Where a run's wall time went: each phase from the end of the previous one, with the
@@ -85,8 +81,9 @@ def selected_families(only: set[str] | None) -> list[str]:
 
 
 def collect_families(families: Iterable[str]) -> frozenset[str]:
-    """What to collect for a run judging `families`: their facts and the fingerprint's."""
-    return frozenset(families) | {FINGERPRINT}
+    """What to collect for a run judging `families`: the facts of those that declare facts
+    (`Needs.facts`: every family does) and the fingerprint's."""
+    return frozenset(n.family for n in validators.needs_of(families) if n.facts) | {FINGERPRINT}
 
 
 @dataclass(frozen=True)
@@ -135,48 +132,64 @@ def fold_unreachable(results: Iterable[CheckResult], errors: dict[str, str]) -> 
     return rows + [r for r in results if not (r.status == "error" and r.host in errors)]
 
 
+def plan_validation(target: Target, only: set[str] | None = None,
+                    hosts: Iterable[str] | None = None, duration_s: float | None = None,
+                    rate: str | None = None) -> tuple[ValidationPlan, Scope | None]:
+    """The plan of validating the target (or only `hosts` and their cables), built from the
+    selected families' needs without touching a host; InputError (exit 2) on an unknown
+    check, family or host."""
+    families = selected_families(only)
+    intent = target.intent
+    scope = None if hosts is None else host_scope(intent, hosts)
+    needs = validators.needs_of(families)
+    wanted = list(scope.collect) if scope is not None else sorted(
+        h for h in intent.cabled if intent.hosts[h].role in ROLES)
+    opts = probe_options(needs, duration_s, rate, None if scope is None else scope.hosts)
+    plan = build_plan(intent, needs, validators.select(only), wanted,
+                      collect_families(families), opts)
+    return plan, scope
+
+
+def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
+              progress: Progress | None, say: Callable[[str], None] | None,
+              mark: Callable[[str], None] | None, t0: float) -> Facts:
+    """Collect and probe as `plan` says: one Nornir, so one SSH session per Spark serves the
+    facts and every probe of the run."""
+    intent = target.intent
+    wanted = None if scope is None else list(scope.collect)
+    nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
+    try:
+        facts, collected = gather_facts(target, hosts=wanted, progress=progress, nornir=nr,
+                                        families=plan.collect, work=plan.work(),
+                                        on_opened=mark)
+        if mark is not None:
+            mark(plan.facts_phase())
+        if plan.probing and facts.sparks:
+            answered = set(facts.sparks)
+            # the switch too: its lanes' counters are read on its open API connection
+            snapshot = snapshot_reader(nr, intent, facts) if plan.options.counters else None
+            early = plan.probes.results(facts, collected, progress)
+            facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
+                               intent, facts, plan.options, progress, say, snapshot,
+                               early=early, started=t0, mark=mark)
+    finally:
+        nr.close_connections()
+    return facts
+
+
 def run_validation(target: Target, only: set[str] | None = None,
                    progress: Progress | None = None, duration_s: float | None = None,
                    rate: str | None = None, say: Callable[[str], None] | None = None,
                    hosts: Iterable[str] | None = None,
                    phases: Phases | None = None) -> tuple[Report, Facts]:
-    """Validate the target (or only `hosts` and their cables): collect facts, run the probes
-    the selected checks judge, check. `phases` records where the time went."""
+    """Validate the target (or only `hosts` and their cables): plan, collect facts, run the
+    probes the selected checks judge, check. `phases` records where the time went."""
     mark = phases.mark if phases is not None else None
-    families = selected_families(only)
-    scope = None if hosts is None else host_scope(target.intent, hosts)
+    plan, scope = plan_validation(target, only, hosts, duration_s, rate)
+    families = list(plan.families)
     started = datetime.now(UTC)
     t0 = time.monotonic()
-    wanted = None if scope is None else list(scope.collect)
-    counters = bool(COUNTER_FAMILIES & set(families))
-    opts = ProbeOptions(ping=counters or bool(PING_FAMILIES & set(families)),
-                        bandwidth=counters or bool(BANDWIDTH_FAMILIES & set(families)),
-                        nccl=bool(NCCL_FAMILIES & set(families)),
-                        duration_s=duration_s, rate=rate,
-                        hosts=None if scope is None else scope.hosts, counters=counters)
-    intent = target.intent
-    sparks = [h for h in (wanted or intent.cabled) if intent.hosts[h].role == "spark"]
-    early = EarlyProbes(intent, opts, sorted(sparks))
-    # One Nornir, so one SSH session per Spark serves the facts and every probe of the run.
-    nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
-    try:
-        facts, gathered = gather_facts(
-            target, hosts=wanted, progress=progress, nornir=nr,
-            families=collect_families(families),
-            beside=early.beside(), on_opened=mark)
-        if mark is not None:
-            mark("facts" + (", pings" if opts.ping else "")
-                 + (", bandwidth servers" if early.schedule is not None else ""))
-        if (opts.ping or opts.bandwidth or opts.nccl) and facts.sparks:
-            answered = set(facts.sparks)
-            # the switch too: its lanes' counters are read on its open API connection
-            snapshot = snapshot_reader(nr, intent, facts) if counters else None
-            facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
-                               intent, facts, opts, progress, say, snapshot,
-                               early=early.collect(facts, gathered, progress), started=t0,
-                               mark=mark)
-    finally:
-        nr.close_connections()
+    facts = _run_plan(target, plan, scope, progress, say, mark, t0)
     results = validators.run_checks(target.intent, facts, only)
     if mark is not None:
         mark("checks")
@@ -191,7 +204,6 @@ def run_validation(target: Target, only: set[str] | None = None,
                           families=families, schedule=facts.schedule,
                           facts_errors=facts.errors,
                           fingerprint=fingerprint(target.intent, facts),
-                          checks=validators.select(only))
+                          checks=list(plan.checks))
     secrets = target.credentials.secrets()
     return redact(report, secrets), redact(facts, secrets)
-

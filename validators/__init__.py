@@ -2,7 +2,7 @@
 
 One module per family (link, mtu, addr + route, gid, cabling, bw, counters, version, time,
 forward, switch, qos, nccl). `run_checks` runs them all, or those named by `only` (families or
-checks).
+checks). Each family module declares its `Needs` next to its checks (`needs_of`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from validators import (  # noqa: F401  (importing a family module registers its
     time,
     version,
 )
-from validators.registry import FAMILIES, REGISTRY, CheckFn, check
+from validators.registry import FAMILIES, NEEDS, PROBES, REGISTRY, CheckFn, Needs, check
 
-__all__ = ["FAMILIES", "REGISTRY", "CheckFn", "check", "run_checks", "select"]
+__all__ = ["FAMILIES", "NEEDS", "PROBES", "REGISTRY", "CheckFn", "Needs", "check", "needs_of",
+           "run_checks", "select"]
 
 
 def select(only: Iterable[str] | None) -> list[str]:
@@ -44,6 +45,12 @@ def select(only: Iterable[str] | None) -> list[str]:
         raise InputError(f"unknown check or family {', '.join(unknown)}; known families: "
                          f"{', '.join(FAMILIES)}; checks: {', '.join(REGISTRY)}")
     return [n for n in order if n in wanted or n.split(".", 1)[0] in wanted]
+
+
+def needs_of(families: Iterable[str]) -> list[Needs]:
+    """What `families` need collected and probed, in family order."""
+    wanted = set(families)
+    return [NEEDS[f] for f in FAMILIES if f in wanted]
 
 
 def run_checks(intent: Intent, facts: Facts, only: set[str] | None = None) -> list[CheckResult]:

@@ -9,7 +9,12 @@ from collections import defaultdict
 from fabric.facts import Facts, RouteFact
 from fabric.intent.model import Intent
 from validators.judge import Out, fabric_netdevs, ipv4, link_of_netdev, spark_hosts
-from validators.registry import check
+from validators.registry import check, needs
+
+#: What addr judges: each Spark's addresses (ip addr).
+NEEDS_ADDR = needs("addr", spark=True)
+#: What route judges: each Spark's routes (ip route).
+NEEDS_ROUTE = needs("route", spark=True)
 
 
 @check("addr.plan")

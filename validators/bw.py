@@ -29,7 +29,7 @@ from fabric.intent.profiles import LinkProfile
 from fabric.intent.wire import Crossing, crossing
 from fabric.report.model import Status
 from validators.judge import Out
-from validators.registry import check
+from validators.registry import BANDWIDTH, check, needs
 
 Key = tuple[str, int | None]  # (tool, twin)
 Where = tuple[str, Crossing | None]  # (link id, direction over it)
@@ -66,6 +66,10 @@ def _measured(intent: Intent, facts: Facts) -> dict[Key, dict[Where, list[Bandwi
     for b in facts.bandwidth:
         by[(b.tool, b.twin)][(b.link_id, _crossing(intent, b))].append(b)
     return by
+
+
+#: What bw judges: the bandwidth rounds (the Sparks' RoCE GIDs pick the ib_write_bw indexes).
+NEEDS = needs("bw", spark=True, probes=(BANDWIDTH,))
 
 
 @check("bw.link")

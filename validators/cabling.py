@@ -14,7 +14,7 @@ from collections import defaultdict
 from fabric.facts import Facts, NeighborFact
 from fabric.intent.model import Endpoint, Intent, Link
 from validators.judge import Out, fabric_netdevs
-from validators.registry import check
+from validators.registry import check, needs
 
 
 def _host_named(intent: Intent, system_name: str) -> str | None:
@@ -178,6 +178,10 @@ def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
                  "/ip/neighbor discovery on the switch)", link=link.id)
         return
     _unverified(link, ends, stale, speaking, out)
+
+
+#: What cabling judges: LLDP neighbours on both ends of every cable.
+NEEDS = needs("cabling", spark=True, switch=True, lldp=True)
 
 
 @check("cabling.lldp")

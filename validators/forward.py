@@ -7,7 +7,7 @@ import itertools
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from validators.judge import Out, spark_hosts
-from validators.registry import check
+from validators.registry import check, needs
 
 
 def _needs_forwarding(intent: Intent) -> bool:
@@ -17,6 +17,10 @@ def _needs_forwarding(intent: Intent) -> bool:
     sparks = spark_hosts(intent)
     graph = intent.graph
     return any(not graph.has_edge(a, b) for a, b in itertools.combinations(sparks, 2))
+
+
+#: What forward judges: each Spark's FORWARD policy.
+NEEDS = needs("forward", spark=True)
 
 
 @check("forward.policy")

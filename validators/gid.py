@@ -5,7 +5,7 @@ from __future__ import annotations
 from fabric.facts import Facts, GidFact
 from fabric.intent.model import Intent, InterfaceIntent
 from validators.judge import Out, reference, where
-from validators.registry import check
+from validators.registry import check, needs
 
 
 def _rdma_intents(intent: Intent, out: Out) -> list[tuple[InterfaceIntent, list[GidFact]]]:
@@ -28,6 +28,10 @@ def _match(intent: Intent, intended: InterfaceIntent, gids: list[GidFact]) -> Gi
     want = intent.profile.gid_type
     return next((g for g in sorted(gids, key=lambda g: g.index)
                  if g.ipv4 == str(intended.address.ip) and g.gid_type == want), None)
+
+
+#: What gid judges: each Spark's RDMA devices and RoCE GIDs.
+NEEDS = needs("gid", spark=True)
 
 
 @check("gid.present")

@@ -5,7 +5,10 @@ from __future__ import annotations
 from fabric.facts import Facts
 from fabric.intent.model import Intent, LanePlan
 from validators.judge import Out, cabled_lanes, where
-from validators.registry import check
+from validators.registry import check, needs
+
+#: What link judges: the twins' state and speed (ip link, ethtool), the switch lanes' state.
+NEEDS = needs("link", spark=True, switch=True)
 
 
 @check("link.twin_up")

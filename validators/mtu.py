@@ -9,7 +9,10 @@ from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
 from fabric.intent.wire import IP_ICMP_HEADERS
 from validators.judge import Out, cabled_lanes, where
-from validators.registry import check
+from validators.registry import PING, check, needs
+
+#: What mtu judges: the twins' and lanes' MTU, and the jumbo DF ping matrix.
+NEEDS = needs("mtu", spark=True, switch=True, probes=(PING,))
 
 
 @check("mtu.interface")

@@ -5,7 +5,10 @@ from __future__ import annotations
 from fabric.facts import MPIRUN, TESTS, Facts
 from fabric.intent.model import Intent
 from validators.judge import Out
-from validators.registry import check
+from validators.registry import NCCL, check, needs
+
+#: What nccl judges: nccl-tests run across the Sparks (their RoCE GIDs set NCCL_IB_GID_INDEX).
+NEEDS = needs("nccl", spark=True, probes=(NCCL,))
 
 
 @check("nccl.busbw")

@@ -8,10 +8,14 @@ from fabric.facts import Facts, QosFact, SwitchQosFact
 from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.platforms import RoceQos, roce_qos
 from validators.judge import Out, reference, where
-from validators.registry import check
+from validators.registry import check, needs
 
 #: trust-l3 values of a switch port that trust the DSCP field
 TRUSTED = ("trust", "keep")
+
+
+#: What qos judges: the twins' and the switch's QoS (PFC, ECN, trust).
+NEEDS = needs("qos", spark=True, switch=True)
 
 
 @check("qos.consistent")

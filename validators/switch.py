@@ -5,7 +5,10 @@ from __future__ import annotations
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from validators.judge import Out, cabled_lanes
-from validators.registry import check
+from validators.registry import check, needs
+
+#: What switch judges: the switch's bridges and their ports.
+NEEDS = needs("switch", switch=True)
 
 
 @check("switch.bridge")

@@ -5,7 +5,10 @@ from __future__ import annotations
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from validators.judge import Out
-from validators.registry import check
+from validators.registry import check, needs
+
+#: What time judges: each Spark's clock synchronisation (chronyc, timedatectl).
+NEEDS = needs("time", spark=True)
 
 
 @check("time.offset")

@@ -5,10 +5,14 @@ from __future__ import annotations
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from validators.judge import Out, reference
-from validators.registry import check
+from validators.registry import check, needs
 
 FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC firmware",
           "nccl": "NCCL", "cuda_driver": "CUDA driver", "cuda": "CUDA toolkit"}
+
+
+#: What version judges: each Spark's kernel, firmware, driver, NCCL and CUDA versions.
+NEEDS = needs("version", spark=True)
 
 
 @check("version.consistent")

@@ -3,9 +3,11 @@ in parallel (Nornir's threaded runner), with an optional live per-host progress 
 
 A host that cannot be read lands in `Facts.errors[host]` with a one-line reason (secrets
 scrubbed); the other hosts complete. `families` narrows what is read to what those check
-families judge (plus the fingerprint's inputs; see `spark_commands`). `Beside` is work a
-validation does on each host's connection at the same time: a Spark's scripts run in one
-burst with its facts batch (`fabric.remote.burst`), the switch's calls right after its facts.
+families judge (plus the fingerprint's inputs; see `spark_commands`). `ConnectionWork` is
+work a validation's plan hands over to run on each host's connection at the same time: a
+Spark's scripts run in one burst with its facts batch (`fabric.remote.burst`), the switch's
+call right after its facts. What the scripts are and mean is the plan's (`fabric.probes`):
+this module only fans the collection out and hands back what came back (`CollectedHost`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -66,27 +68,29 @@ FACTS = "facts"
 
 
 @dataclass(frozen=True)
-class Beside:
-    """Work done on each host's open connection around its facts. The first stage
-    (`first_spark(host)`: scripts a Spark runs in one burst; `first_switch(api)`: calls on the
-    switch's API) runs on every host and is done everywhere before any host's facts are read.
-    Then `spark(host)` gives the scripts a Spark runs in one burst with its facts batch, and
-    `switch(api)` runs on the switch's API right after its facts."""
+class ConnectionWork:
+    """Work handed to the collection (by a validation's plan, `fabric.probes.validation_plan`)
+    to run on each host's open connection around its facts, so it rides along with them: a Spark's
+    `scripts[host]` run in one burst with its facts batch, and `switch(api)` is called on the
+    switch's API right after its facts. The first stage (`first_scripts[host]`, one burst per
+    Spark; `first_switch(api)`) runs on every host as soon as it is connected, and is done
+    everywhere before any host's facts are read."""
 
-    spark: Callable[[str], Sequence[Script]] | None = None
+    scripts: Mapping[str, Sequence[Script]] = field(default_factory=dict)
     switch: Callable[[Any], Any] | None = None
-    first_spark: Callable[[str], Sequence[Script]] | None = None
+    first_scripts: Mapping[str, Sequence[Script]] | None = None
     first_switch: Callable[[Any], Any] | None = None
 
     @property
     def has_first(self) -> bool:
-        return self.first_spark is not None or self.first_switch is not None
+        """Whether there is a first stage to run before the facts."""
+        return self.first_scripts is not None or self.first_switch is not None
 
 
 @dataclass(frozen=True)
-class Side:
-    """What one stage of `Beside` work gave on a host: a Spark's script outputs (in order)
-    and when its burst started, or what the switch's call returned."""
+class StageOutput:
+    """What one stage of `ConnectionWork` gave on one host: a Spark's script outputs (in
+    order) and when its burst started, or what the call on the switch returned."""
 
     started: str
     scripts: tuple[ScriptOutput, ...] = ()
@@ -98,37 +102,45 @@ class Side:
 
 
 @dataclass(frozen=True)
-class Gathered:
-    """One host's facts and what its `Beside` work gave (`first`: the first stage)."""
+class CollectedHost:
+    """One host's facts, with what its `ConnectionWork` gave beside them (`alongside`) and in
+    the first stage (`first`; None: there was none)."""
 
     facts: SparkFacts | SwitchFacts
-    beside: Side
-    first: Side | None = None
+    alongside: StageOutput
+    first: StageOutput | None = None
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _side(task: Task, api: Any, spark: Callable[[str], Sequence[Script]] | None,
-          switch: Callable[[Any], Any] | None) -> Side:
+def facts_batch_rows(intent: Intent, host: str, families: Collection[str] | None
+                     ) -> tuple[str, ...]:
+    """The names of the rows a Spark's facts batch runs for `families` (in order, each once;
+    the LLDP beacon row aside: it is announced on every run)."""
+    _, _, commands = spark_batch(intent, host, families=families)
+    return tuple(dict.fromkeys(c.name for c in commands))
+
+
+def _first_stage(task: Task, api: Any, work: ConnectionWork) -> StageOutput:
     started = now()
     if task.host.get("role") == "switch":
-        return Side(started, switch=switch(api) if switch is not None else None)
-    scripts = spark(task.host.name) if spark is not None else ()
-    return Side(started, tuple(exec_burst(api, scripts)) if scripts else ())
+        call = work.first_switch
+        return StageOutput(started, switch=call(api) if call is not None else None)
+    scripts = (work.first_scripts or {}).get(task.host.name, ())
+    return StageOutput(started, tuple(exec_burst(api, scripts)) if scripts else ())
 
 
-def open_host(task: Task, rows: HostProgress, beside: Beside) -> Result:
-    """Connect to the host and run the first stage of `beside` on it. Result: a `Side`."""
+def open_host(task: Task, rows: HostProgress, work: ConnectionWork) -> Result:
+    """Connect to the host and run the first stage of `work` on it. Result: a `StageOutput`."""
     host = task.host.name
     connection = "routeros_api" if task.host.get("role") == "switch" else "netmiko"
     try:
         rows.update(host, "connecting")
         api = task.host.get_connection(connection, task.nornir.config)
         rows.update(host, "connected")
-        side = _side(task, api, beside.first_spark, beside.first_switch)
-        return Result(host=task.host, result=side, changed=False)
+        return Result(host=task.host, result=_first_stage(task, api, work), changed=False)
     except Exception:
         rows.update(host, "[red]failed", done=True)
         raise
@@ -136,7 +148,7 @@ def open_host(task: Task, rows: HostProgress, beside: Beside) -> Result:
 
 def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
                  families: Collection[str] | None, beacon: str | None
-                 ) -> tuple[SparkFacts, Side]:
+                 ) -> tuple[SparkFacts, StageOutput]:
     """The facts batch with `scripts`, side by side in one burst."""
     host = task.host.name
     twins, used, commands = spark_batch(intent, host, families=families, beacon=beacon)
@@ -147,20 +159,33 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     batch = Script(FACTS, render_script(commands), FACTS_TIMEOUT_S, login=True)
     *outs, facts_out = exec_burst(conn, [*scripts, batch])
     facts = build_from_transcript(intent, host, twins, used, commands, facts_out.output)
-    return facts, Side(started, tuple(outs))
+    return facts, StageOutput(started, tuple(outs))
+
+
+def _with_work(task: Task, intent: Intent, api: Any, work: ConnectionWork,
+               first: StageOutput | None, beacon: str | None, **kw: Any) -> CollectedHost:
+    """One host's facts with `work` done beside them."""
+    if task.host.get("role") == "switch":
+        started = now()
+        facts = collect_switch_facts(task, intent, **kw).result
+        after = work.switch(api) if work.switch is not None else None
+        return CollectedHost(facts, StageOutput(started, switch=after), first)
+    scripts = work.scripts.get(task.host.name, ())
+    spark, side = _spark_burst(task, intent, scripts, kw.get("families"), beacon)
+    return CollectedHost(spark, side, first)
 
 
 def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
                        close: bool = True, narrow: bool = False,
                        families: Collection[str] | None = None,
-                       beside: Beside | None = None,
-                       first: Mapping[str, Side] | None = None,
+                       work: ConnectionWork | None = None,
+                       first: Mapping[str, StageOutput] | None = None,
                        beacon: str | None = None, began: float | None = None) -> Result:
     """Collect one host's facts with the task of its role, then close its connection (unless
     `close` is False: the caller reuses it). `narrow`: only what `fabric gate` compares;
     `families`: only what those families judge; `beacon`: the LLDP beacon a Spark announces
-    (`fabric.neighbors`); `began`: when the whole collection began (monotonic). With `beside`,
-    the result is a `Gathered` (`first`: each host's first stage, already run)."""
+    (`fabric.neighbors`); `began`: when the whole collection began (monotonic). With `work`,
+    the result is a `CollectedHost` (`first`: each host's first stage, already run)."""
     host = task.host.name
     role = task.host.get("role")
     connection = "routeros_api" if role == "switch" else "netmiko"
@@ -173,22 +198,16 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
         def waiting(what: str) -> None:
             rows.update(host, what)
 
-        if role == "switch" and beside is None:
+        if work is not None:
+            result = _with_work(task, intent, api, work, (first or {}).get(host), beacon,
+                                narrow=narrow, families=families, on_wait=waiting,
+                                began=began)
+        elif role == "switch":
             result = collect_switch_facts(task, intent, narrow=narrow, families=families,
                                           on_wait=waiting, began=began).result
-        elif beside is None:
+        else:
             result = collect_spark_facts(task, intent, narrow=narrow, families=families,
                                          beacon=beacon).result
-        elif role == "switch":
-            started = now()
-            facts = collect_switch_facts(task, intent, narrow=narrow, families=families,
-                                         on_wait=waiting, began=began).result
-            after = beside.switch(api) if beside.switch is not None else None
-            result = Gathered(facts, Side(started, switch=after), (first or {}).get(host))
-        else:
-            scripts = beside.spark(host) if beside.spark is not None else ()
-            facts, side = _spark_burst(task, intent, scripts, families, beacon)
-            result = Gathered(facts, side, (first or {}).get(host))
         rows.update(host, "[green]done", done=True)
         return Result(host=task.host, result=result, changed=False)
     except Exception:
@@ -212,14 +231,9 @@ def collect_facts(target: Target, hosts: list[str] | None = None,
     return facts
 
 
-def gather_facts(target: Target, hosts: list[str] | None = None,
-                 progress: Progress | None = None, nornir: Nornir | None = None,
-                 narrow: bool = False, families: Collection[str] | None = None,
-                 beside: Beside | None = None,
-                 on_opened: Callable[[str], None] | None = None
-                 ) -> tuple[Facts, dict[str, Gathered]]:
-    """`collect_facts`, plus each answering host's `Gathered` when `beside` is given
-    (`on_opened("connect, …")` when its first stage is done everywhere)."""
+def _nornir_for(target: Target, hosts: list[str] | None, nornir: Nornir | None
+                ) -> tuple[Nornir, list[str]]:
+    """The Nornir to collect on (`nornir` filtered, or a new exec-only one), and the hosts."""
     intent = target.intent
     known = [h for h in intent.cabled if intent.hosts[h].role in ROLES]
     if hosts is not None:
@@ -229,16 +243,27 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
                              f"(known: {', '.join(sorted(known))})")
     wanted = sorted(hosts if hosts is not None else known)
     if nornir is None:
-        nr = exec_only(make_nornir(target, wanted))
-    else:
-        nr = nornir.filter(filter_func=lambda h: h.name in set(wanted))
+        return exec_only(make_nornir(target, wanted)), wanted
+    return nornir.filter(filter_func=lambda h: h.name in set(wanted)), wanted
+
+
+def gather_facts(target: Target, hosts: list[str] | None = None,
+                 progress: Progress | None = None, nornir: Nornir | None = None,
+                 narrow: bool = False, families: Collection[str] | None = None,
+                 work: ConnectionWork | None = None,
+                 on_opened: Callable[[str], None] | None = None
+                 ) -> tuple[Facts, dict[str, CollectedHost]]:
+    """`collect_facts`, plus each answering host's `CollectedHost` when `work` is given
+    (`on_opened("connect, …")` when its first stage is done everywhere)."""
+    intent = target.intent
+    nr, wanted = _nornir_for(target, hosts, nornir)
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
     errors: dict[str, str] = {}
-    first: dict[str, Side] = {}
+    first: dict[str, StageOutput] = {}
     scrub = target.credentials.scrub
-    if beside is not None and beside.has_first:
-        opened, errors = run(nr, open_host, rows=rows, beside=beside, name="open",
+    if work is not None and work.has_first:
+        opened, errors = run(nr, open_host, rows=rows, work=work, name="open",
                              on_failed=True, addressed=True, scrub=scrub)
         first = dict(opened)
         nr = nr.filter(filter_func=lambda h: h.name not in errors)
@@ -248,17 +273,17 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     began = time.monotonic()  # a switch entry heard since is from the cable plugged in now
     got, failed = run(nr, collect_host_facts, hosts=[h for h in wanted if h not in errors],
                       intent=intent, rows=rows, close=nornir is None, narrow=narrow,
-                      families=families, beside=beside, first=first, beacon=beacon,
+                      families=families, work=work, first=first, beacon=beacon,
                       began=began,
                       name="collect_facts",
                       on_failed=nornir is not None, addressed=True, scrub=scrub)
     errors |= failed
     sparks: dict[str, SparkFacts] = {}
     switch: SwitchFacts | None = None
-    gathered: dict[str, Gathered] = {}
+    collected: dict[str, CollectedHost] = {}
     for host, result in got.items():
-        if isinstance(result, Gathered):
-            gathered[host] = result
+        if isinstance(result, CollectedHost):
+            collected[host] = result
             result = result.facts
         if isinstance(result, SparkFacts):
             sparks[host] = result
@@ -266,4 +291,4 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
             switch = result
     facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
                   sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
-    return judge_lldpd(intent, facts, beacon), gathered
+    return judge_lldpd(intent, facts, beacon), collected

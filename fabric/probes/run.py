@@ -2,13 +2,11 @@
 the bandwidth schedule (for bw) and nccl-tests (for nccl). Only Sparks whose facts were read
 take part.
 
-The probes are planned from the intent before any fact is read (`EarlyProbes`), so they ride
-along with the fact collection, in the same burst per Spark (`fabric.collect.gather.Beside`): the
-ping matrix, the bandwidth servers' start-up and the nccl-tests search run beside the facts
-batch. When counters are judged, every host's "before" snapshot is taken first, on each
-host as soon as it is connected, and the facts, pings and the rest start once every host has
-its snapshot. The bandwidth rounds start once every ping is back: pings and bandwidth tests
-never share a NIC.
+What rode along with the facts (`fabric.probes.facts_burst`: the pings, the bandwidth servers'
+start-up, the nccl-tests search, the counters' "before" snapshot) is taken from there; this
+module goes on with what follows, in the order the plan shows (`fabric.probes.validation_plan`):
+the bandwidth rounds once every ping is back (pings and bandwidth tests never share a NIC), then
+nccl-tests, then the counters' "after" snapshot.
 """
 
 from __future__ import annotations
@@ -16,46 +14,21 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nornir.core import Nornir
 
-from fabric.collect.gather import Beside, Gathered
-from fabric.facts import TESTS, CounterSnapshot, Facts, NcclFact, PingFact
+from fabric.facts import TESTS, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.intent.platforms import roce_qos
-from fabric.probes.bandwidth import (
-    cable_facts,
-    measurements_dicts,
-    rdma_gids,
-    run_schedule,
-    server_life_s,
-)
-from fabric.probes.counters import (
-    SPARK_TIMEOUT_S,
-    Snapshot,
-    counter_window,
-    rdma_map,
-    read_spark_script,
-    read_switch,
-    spark_script,
-)
-from fabric.probes.nccl import detect_script, nccl_jobs, parse_detected, with_missing
-from fabric.probes.ping import (
-    PROBE_MAX_S,
-    PingProbe,
-    burst_script,
-    ping_probes,
-    probes_by_host,
-    read_burst,
-)
-from fabric.probes.run_bandwidth_pair import SERVER_START_TIMEOUT_S, servers_script
-from fabric.probes.run_nccl_tests import DETECT_TIMEOUT_S, find_nccl_tests, run_nccl_tests
+from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
+from fabric.probes.counters import Snapshot, counter_window
+from fabric.probes.facts_burst import FactsBurstResults, ProbeOptions, ping_row
+from fabric.probes.nccl import nccl_jobs, with_missing
+from fabric.probes.ping import ping_probes, probes_by_host
+from fabric.probes.run_nccl_tests import find_nccl_tests, run_nccl_tests
 from fabric.probes.run_ping_matrix import run_ping_matrix
-from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
-from fabric.probes.servers import parse_ports
-from fabric.remote.burst import Script
+from fabric.probes.schedule import BandwidthTest, schedule_bandwidth
 from fabric.remote.runner import run
 
 if TYPE_CHECKING:
@@ -63,131 +36,7 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 
-#: The most tools one bandwidth test runs (iperf3, then ib_write_bw per twin and both twins):
-#: the servers started before the facts are read live long enough for that.
-MAX_TOOLS_PER_TEST = 4
-#: Script names of the work that rides along with the facts batch.
-PING, SERVERS, COUNTERS, NCCL = "ping", "servers", "counters", "nccl"
-
-
-@dataclass(frozen=True)
-class ProbeOptions:
-    """Which probes to run and how long; duration None: the link profile's default.
-    `counters`: snapshot every host's counters just before and just after the probes."""
-
-    ping: bool = True
-    bandwidth: bool = True
-    duration_s: float | None = None
-    rate: str | None = None  # iperf3 -b per twin (None: the profile's default)
-    nccl: bool = False
-    hosts: frozenset[str] | None = None  # --hosts: ping only among these
-    counters: bool = False
-
-
-@dataclass(frozen=True)
-class Early:
-    """What ran alongside the facts: the pings (None: not yet), the bandwidth servers'
-    ports and the schedule they were started for, the counters' "before" snapshots, the
-    nccl-tests tools found per host (None: not looked for)."""
-
-    pings: tuple[PingFact, ...] | None = None
-    ports: dict[str, int | None] | None = None
-    servers_for: tuple[BandwidthTest, ...] = ()
-    before: dict[str, CounterSnapshot] | None = None
-    nccl_tools: dict[str, dict[str, str | None]] | None = None
-
-
-class EarlyProbes:
-    """The probes of one validation, planned from the intent for the Sparks `sparks` before
-    their facts are read. `beside()` says what each host runs around its facts
-    (`fabric.collect.gather.Beside`); `collect` turns what came back into an `Early`."""
-
-    def __init__(self, intent: Intent, opts: ProbeOptions, sparks: Sequence[str]) -> None:
-        self.intent = intent
-        self.opts = opts
-        self.pings: dict[str, list[PingProbe]] = probes_by_host(
-            ping_probes(intent, sources=sparks, targets=opts.hosts)) if opts.ping else {}
-        self.schedule: Schedule | None = None
-        self.life_s = 0.0
-        if opts.bandwidth and len(sparks) >= 2:
-            duration = opts.duration_s or intent.profile.bandwidth_test_s
-            self.schedule = schedule_bandwidth(intent, duration, hosts=sorted(sparks))
-            self.life_s = server_life_s(self.schedule, duration * MAX_TOOLS_PER_TEST)
-
-    def beside(self) -> Beside:
-        """Counters first (when judged), then pings, servers and the nccl-tests search
-        beside each Spark's facts batch."""
-        if not self.opts.counters:
-            return Beside(spark=self.spark_scripts)
-        return Beside(spark=self.spark_scripts, first_spark=self.counter_scripts,
-                      first_switch=self.switch_counters)
-
-    def counter_scripts(self, host: str) -> list[Script]:
-        """A Spark's counters snapshot, as a script."""
-        return [Script(COUNTERS, spark_script(self.intent, host), SPARK_TIMEOUT_S)]
-
-    def switch_counters(self, api: Any) -> CounterSnapshot | None:
-        """The switch's counters snapshot, on its open API connection."""
-        sw = self.intent.switch
-        return None if sw is None else read_switch(api, self.intent, sw.host)
-
-    def spark_scripts(self, host: str) -> list[Script]:
-        """A Spark's scripts beside its facts: pings, bandwidth servers, nccl-tests search."""
-        scripts: list[Script] = []
-        if host in self.pings:
-            probes = self.pings[host]
-            scripts.append(Script(PING, burst_script(probes), PROBE_MAX_S + 10,
-                                  read=lambda out: read_burst(probes, out)))
-        if self.schedule is not None:
-            script = servers_script(host, self.schedule.tests, self.life_s)
-            if script is not None:
-                scripts.append(Script(SERVERS, script, SERVER_START_TIMEOUT_S,
-                                      read=parse_ports))
-        if self.opts.nccl:
-            scripts.append(Script(NCCL, detect_script(), DETECT_TIMEOUT_S, read=parse_detected))
-        return scripts
-
-    def collect(self, facts: Facts, gathered: Mapping[str, Gathered],
-                progress: Progress | None = None) -> Early:
-        """What the hosts that answered brought back (a host that did not answer is left
-        out, as the probes that follow leave it out)."""
-        pings: list[PingFact] = []
-        ports: dict[str, int | None] = {}
-        before: dict[str, CounterSnapshot] = {}
-        tools: dict[str, dict[str, str | None]] = {}
-        rdma_of = rdma_map(facts)
-        for host, got in sorted(gathered.items()):
-            if host not in facts.sparks:
-                if got.first is not None and isinstance(got.first.switch, CounterSnapshot):
-                    before[host] = got.first.switch
-                continue
-            if got.first is not None and (out := got.first.output(COUNTERS)) is not None:
-                before[host] = read_spark_script(self.intent, host, got.first.started,
-                                                 out.output, rdma_of.get(host, {}))
-            if (out := got.beside.output(PING)) is not None:
-                found = out.value  # read in the host's task (`spark_scripts`)
-                pings.extend(found)
-                _ping_row(progress, host, found)
-            if (out := got.beside.output(SERVERS)) is not None:
-                ports.update(out.value)
-            if (out := got.beside.output(NCCL)) is not None and out.rc is not None:
-                tools[host] = out.value
-        return Early(pings=tuple(pings) if self.opts.ping else None,
-                     ports=ports if self.schedule is not None else None,
-                     servers_for=tuple(self.schedule.tests) if self.schedule is not None else (),
-                     before=before if self.opts.counters else None,
-                     nccl_tools=tools if self.opts.nccl else None)
-
-
-def _ping_row(progress: Progress | None, host: str, found: Sequence[PingFact],
-              failed: str | None = None) -> None:
-    if progress is None:
-        return
-    lost = sum(1 for f in found if f.received == 0)
-    status = ("[red]failed" if failed else "[green]done" if not lost
-              else f"[yellow]{lost} lost")
-    progress.add_task(f"ping {host}", total=1, completed=1,
-                      status=f"{len(found)} pings: {status}")
+__all__ = ["ProbeOptions", "run_probes"]
 
 
 def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | None = None,
@@ -206,10 +55,10 @@ def run_pings(nr: Nornir, intent: Intent, facts: Facts, progress: Progress | Non
             found = [PingFact(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev, p.dst_addr,
                               p.payload, 0, 0, error=f"probe failed: {why}",
                               link_id=p.link_id) for p in plist]
-            _ping_row(progress, host, found, failed=why)
+            ping_row(progress, host, found, failed=why)
         else:
             found = ran[host]
-            _ping_row(progress, host, found)
+            ping_row(progress, host, found)
         out.extend(found)
     return tuple(out)
 
@@ -230,7 +79,7 @@ def rdma_tclass(intent: Intent) -> int | None:
 
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None,
-                  early: Early | None = None) -> Facts:
+                  early: FactsBurstResults | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`.
     The servers `early` started are used when they were started for this very schedule."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
@@ -304,7 +153,7 @@ def run_nccl(nr: Nornir, intent: Intent, facts: Facts, say: Say | None = None,
 
 def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                progress: Progress | None = None, say: Say | None = None,
-               snapshot: Snapshot | None = None, early: Early | None = None,
+               snapshot: Snapshot | None = None, early: FactsBurstResults | None = None,
                started: float | None = None,
                mark: Callable[[str], None] | None = None) -> Facts:
     """The facts plus what the selected probes measured; with `snapshot`, also the counters
@@ -315,7 +164,7 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
         if mark is not None:
             mark(phase)
 
-    early = early or Early()
+    early = early or FactsBurstResults()
     before = early.before
     if snapshot is not None and before is None:
         before, started = snapshot(), None

@@ -8,8 +8,15 @@ import sys
 from pathlib import Path
 
 from fabric.intent.model import Intent
+from fabric.probes.facts_burst import (
+    COUNTERS,
+    NCCL,
+    PING,
+    SERVERS,
+    FactsBurstProbes,
+    ProbeOptions,
+)
 from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
-from fabric.probes.run import COUNTERS, NCCL, PING, SERVERS, EarlyProbes, ProbeOptions
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.remote.batch import MARK
 from fabric.remote.burst import Script, exec_burst, split_burst
@@ -126,20 +133,20 @@ def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for() 
 def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
     intent = intents["star4"]
     sparks = [h.name for h in intent.sparks]
-    plain = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=True, nccl=True), sparks)
-    beside = plain.beside()
+    plain = FactsBurstProbes(intent, ProbeOptions(ping=True, bandwidth=True, nccl=True), sparks)
+    beside = plain.work()
     assert not beside.has_first  # no counters: nothing has to come first
-    assert beside.spark is not None
-    assert [s.name for s in beside.spark("spark01")] == [PING, SERVERS, NCCL]
-    counted = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=True, counters=True),
-                          sparks).beside()
-    assert counted.first_spark is not None and counted.spark is not None
+    assert beside.scripts is not None
+    assert [s.name for s in beside.scripts["spark01"]] == [PING, SERVERS, NCCL]
+    counted = FactsBurstProbes(intent, ProbeOptions(ping=True, bandwidth=True, counters=True),
+                               sparks).work()
+    assert counted.first_scripts is not None and counted.scripts is not None
     # the counters' "before" snapshot first, everywhere; the pings only after it
-    assert [s.name for s in counted.first_spark("spark01")] == [COUNTERS]
-    assert [s.name for s in counted.spark("spark01")] == [PING, SERVERS]
-    only_mtu = EarlyProbes(intent, ProbeOptions(ping=True, bandwidth=False), sparks).beside()
-    assert only_mtu.spark is not None
-    assert [s.name for s in only_mtu.spark("spark01")] == [PING]
+    assert [s.name for s in counted.first_scripts["spark01"]] == [COUNTERS]
+    assert [s.name for s in counted.scripts["spark01"]] == [PING, SERVERS]
+    only_mtu = FactsBurstProbes(intent, ProbeOptions(ping=True, bandwidth=False), sparks).work()
+    assert only_mtu.scripts is not None
+    assert [s.name for s in only_mtu.scripts["spark01"]] == [PING]
 
 
 def test_a_script_is_read_where_it_ran() -> None:
