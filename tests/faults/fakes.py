@@ -31,7 +31,7 @@ def paper_lab(topology: str, lab_dir: Path) -> tuple[LabInfo, Intent]:
     intent = load_intent(path, INVENTORY)
     hosts = {name: LabHost(name, h.role, f"fl-t-{name}", f"10.99.0.{i + 2}", "mgmt0",
                            f"fl-t-m{i}", {"holder": 1000 + i, "sshd": 2000 + i})
-             for i, (name, h) in enumerate(sorted(intent.hosts.items()))}
+             for i, (name, h) in enumerate((n, intent.hosts[n]) for n in intent.cabled)}
     switch = intent.switch.host if intent.switch else None
     info = LabInfo(
         name=LAB, dir=lab_dir, topology=topology, topology_path=path, inventory_dir=INVENTORY,

@@ -105,7 +105,20 @@ def _record(module_file: str) -> None:
     for case_id, topology, kind, target, state in CASES:
         with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
             out[case_id] = transcript(module, topology, kind, target, state, Path(tmp), mp)
-    GOLDEN.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    GOLDEN.write_text(_dumps(out))
+
+
+def _dumps(cases: dict[str, dict[str, Any]]) -> str:
+    """commands.json with one command a line."""
+    def value(v: Any) -> str:
+        if isinstance(v, list) and v:
+            return "[\n" + ",\n".join(f"   {json.dumps(c)}" for c in v) + "\n  ]"
+        return json.dumps(v)
+
+    return "{\n" + ",\n".join(
+        f" {json.dumps(case)}: {{\n" + ",\n".join(
+            f"  {json.dumps(k)}: {value(v)}" for k, v in sorted(t.items())) + "\n }"
+        for case, t in sorted(cases.items())) + "\n}\n"
 
 
 if __name__ == "__main__":

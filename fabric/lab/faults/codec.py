@@ -79,7 +79,7 @@ def _union(args: tuple[Any, ...], value: Any, where: str) -> Any:
 
 
 def _tuple(args: tuple[Any, ...], value: Any, where: str) -> tuple[Any, ...]:
-    if not isinstance(value, list):
+    if not isinstance(value, list | tuple):
         raise RecordError(f"{where}: expected a list, got {_show(value)}")
     if len(args) == 2 and args[1] is Ellipsis:
         return tuple(_value(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
