@@ -5,12 +5,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from fabric.lab.faults import FLAPPER
 from fabric.lab.faults.flapper import flapper_argv, is_flapper, parser
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def test_the_flapper_is_started_as_the_package_module() -> None:
@@ -41,8 +52,8 @@ def test_a_pid_is_a_flapper_only_while_its_command_line_says_so() -> None:
     assert not is_flapper(2**22 + 12345, "cx7-p0")  # no such process
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)",
                                 FLAPPER, "cx7-p0"])
-    try:
-        assert is_flapper(sleeper.pid, "cx7-p0")
+    try:  # until it has exec'd, /proc shows the forked pytest's command line
+        assert eventually(lambda: is_flapper(sleeper.pid, "cx7-p0"))
         assert not is_flapper(sleeper.pid, "cx7-p1")
     finally:
         sleeper.kill()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from fabric.lab import registry
-from fabric.lab.faults import KINDS, Fault, RecordError, active_faults
+from fabric.lab.faults import KINDS, Fault, RecordError, active_faults, inject
 from fabric.lab.faults.records import (
     RECORDS,
     AutonegUndo,
@@ -34,7 +34,7 @@ from fabric.lab.faults.records import (
 )
 from fabric.lab.faults.state import FORMAT, faults_from_json, faults_to_json, save_faults
 from tests.conftest import run_cli
-from tests.faults.fakes import LAB, paper_lab
+from tests.faults.fakes import LAB, FakeKernel, install, paper_lab
 
 SAMPLES: list[UndoRecord] = [
     MtuUndo(host="crs804", dev="qsfp56-dd-1-1", mtu=9000),
@@ -124,6 +124,18 @@ def test_healing_a_lab_with_an_old_record_says_so_without_a_traceback(
     assert code == 3
     assert "error:" in err and "older fabric" in err and "Traceback" not in err
     assert json.loads((lab_dir / "faults.json").read_text()) == OLD_RECORD  # left alone
+
+
+def test_no_fault_is_injected_over_a_record_that_cannot_be_read(
+        lab_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info, _ = paper_lab("star4", lab_dir)
+    kernel = FakeKernel()
+    install(monkeypatch, kernel, lab_dir)
+    monkeypatch.setattr(registry, "load_lab", lambda name: info)
+    (lab_dir / "faults.json").write_text(json.dumps(OLD_RECORD))
+    with pytest.raises(RecordError, match="older fabric"):
+        inject(LAB, "link-down", "spark02:p0")
+    assert kernel.calls == []
 
 
 def _doc(undo: dict[str, Any], kind: str = "flap") -> dict[str, Any]:

@@ -73,8 +73,9 @@ def inject(lab: str, kind: str, target: str) -> Fault:
     """Inject fault `kind` at `target` in lab `lab` and record it."""
     check_kind(kind)
     ctx = context(lab)
+    recorded = active_faults(lab)  # a record that cannot be read fails before the fault
     fault = KINDS[kind][0](ctx, target)
-    save_faults(lab, [*active_faults(lab), fault])
+    save_faults(lab, [*recorded, fault])
     return fault
 
 
