@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import validators
 from fabric.collect.gather import ROLES, gather_facts
-from fabric.collect.spark_commands import FINGERPRINT
+from fabric.devices.spark.commands import FINGERPRINT
 from fabric.errors import InputError
 from fabric.facts import Facts
 from fabric.fingerprint import fingerprint

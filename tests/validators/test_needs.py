@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-from fabric.collect.spark_commands import FINGERPRINT, spark_commands
-from fabric.collect.switch_facts import QOS_FAMILIES, READS
+from fabric.devices.crs804.facts import QOS_FAMILIES, READS
+from fabric.devices.spark.commands import FINGERPRINT, spark_commands
 from validators import FAMILIES, NEEDS, PROBES, needs_of
 from validators.registry import BANDWIDTH, NCCL, PING
 from validators.registry import needs as declare
