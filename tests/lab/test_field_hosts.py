@@ -99,7 +99,7 @@ def test_the_spark_login_is_a_normal_user_with_passwordless_sudo(star4: LabInfo)
     assert star4.ssh_user == names.SPARK_USER == "dgxadmin"
     assert star4.sudo_password is None
     assert star4.options == {"sudo_password": False, "switch_prepared": True,
-                             "link_training_s": LINK_TRAINING_S}
+                             "link_training_s": LINK_TRAINING_S, "switch_chip": "prestera-dx"}
     intent = load_intent(star4.topology_path, star4.inventory_dir)
     for spark in intent.sparks:
         out = ssh_ok(star4, spark.name, "id -un; id -u; id -Gn; echo $HOME; pwd; sudo -n true "
@@ -145,7 +145,8 @@ def test_the_reads_of_a_field_check_work_as_the_user(star4: LabInfo) -> None:
 def test_sudo_password_makes_sudo_n_fail(sudo_pw: LabInfo) -> None:
     record = json.loads((sudo_pw.dir / "lab.json").read_text())
     assert record["options"] == {"sudo_password": True, "switch_prepared": True,
-                                 "link_training_s": LINK_TRAINING_S}
+                                 "link_training_s": LINK_TRAINING_S,
+                                 "switch_chip": "prestera-dx"}
     password = sudo_pw.sudo_password
     assert password and password not in (sudo_pw.dir / "lab.json").read_text()
     secrets = sudo_pw.dir / "secrets.json"
