@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fabric.errors import InputError
-from fabric.gate import state_dir
+from fabric.statedir import state_dir
 
 SCHEMA = "fabric.launch/1"
 STATE_NAME = "launch.json"
