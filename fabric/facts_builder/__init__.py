@@ -33,8 +33,8 @@ from fabric.facts import (
     TimeFact,
     VersionFacts,
 )
-from fabric.facts_builder.sections import ABSENT_RC as ABSENT_RC  # collect.spark_commands
-from fabric.facts_builder.sections import Section as Section  # collect.spark_facts, tests
+from fabric.facts_builder.sections import ABSENT_RC as ABSENT_RC  # devices.spark.commands
+from fabric.facts_builder.sections import Section as Section  # devices.spark.facts, tests
 from fabric.facts_builder.sections import SectionReader, SectionRule
 from fabric.neighbors import BEACON_OUI, BEACON_SUBTYPE, age_seconds
 from fabric.parsers.records import (
