@@ -11,16 +11,16 @@ differs from the one the report stored, naming each change (exit 1), or when a h
 read (exit 3). So a report cannot open the gate for a lab rebuilt under the same name, or a
 twin whose MTU was changed since.
 
-Reports live in the state directory: `$FABRIC_STATE_DIR`, else `$XDG_STATE_HOME/fabric`,
-else `~/.local/state/fabric`. `fabric validate` saves `last-report.json` there (per lab:
-`labs/<lab>/last-report.json`); `fabric gate` reads it when no REPORT is named.
+Reports live in the state directory (`fabric.statedir`: `$FABRIC_STATE_DIR`, else
+`$XDG_STATE_HOME/fabric`, else `~/.local/state/fabric`). `fabric validate` saves
+`last-report.json` there (per lab: `labs/<lab>/last-report.json`); `fabric gate` reads it when
+no REPORT is named.
 `forget_lab` removes a lab's saved report (`fabric lab down` calls it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabric.report.model import Report, ReportError, report_from_json
+from fabric.statedir import state_dir
 
 if TYPE_CHECKING:
     from fabric.target import Target
@@ -40,24 +41,10 @@ FUTURE_SKEW_S = 120.0
 REPORT_NAME = "last-report.json"
 
 
-def state_dir() -> Path:
-    """Where run state (the last report) is kept."""
-    env = os.environ.get("FABRIC_STATE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
-    return base / "fabric"
-
-
 def default_report_path(lab: str | None = None) -> Path:
     """`<state>/last-report.json`, or `<state>/labs/<lab>/last-report.json` for a lab."""
     root = state_dir()
     return (root / "labs" / lab / REPORT_NAME) if lab else root / REPORT_NAME
-
-
-#: The default report path as resolved at import (see `default_report_path` for the rules).
-DEFAULT_REPORT_PATH = default_report_path()
 
 
 def forget_lab(name: str) -> list[Path]:

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from fabric.facts import Facts, RouteFact
 from fabric.intent.model import Intent
-from validators.judge import Out, fabric_netdevs, ipv4, link_of_netdev, spark_hosts
+from validators.judge import Findings, fabric_netdevs, ipv4, link_of_netdev, spark_hosts
 from validators.registry import check, needs
 
 #: What addr judges: each Spark's addresses (ip addr).
@@ -18,7 +18,7 @@ NEEDS_ROUTE = needs("route", spark=True)
 
 
 @check("addr.plan")
-def check_plan(intent: Intent, facts: Facts, out: Out) -> None:
+def check_plan(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each fabric netdev: exactly its planned address, nothing unplanned."""
     for host, sf in out.sparks(intent):
         planned = {p.netdev: p for p in intent.interfaces(host)}
@@ -49,7 +49,7 @@ def check_plan(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("addr.unique")
-def check_unique(intent: Intent, facts: Facts, out: Out) -> None:
+def check_unique(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that no fabric address is configured on more than one host."""
     owners: dict[str, list[tuple[str, str]]] = defaultdict(list)
     planned = {str(p.address.ip): p.host for p in intent.interfaces()}
@@ -81,7 +81,7 @@ def check_unique(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("addr.twin_subnets")
-def check_twin_subnets(intent: Intent, facts: Facts, out: Out) -> None:
+def check_twin_subnets(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that the two twins of a port are addressed in different subnets."""
     for host, sf in out.sparks(intent):
         for port, twins in intent.hosts[host].ports.items():
@@ -117,7 +117,7 @@ def _is_default(route: RouteFact) -> bool:
 
 
 @check("route.no_default")
-def check_no_default(intent: Intent, facts: Facts, out: Out) -> None:
+def check_no_default(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that no default route leaves through a fabric netdev."""
     for host, sf in out.sparks(intent):
         bad = [r for r in _fabric_routes(intent, sf.routes, host) if _is_default(r)]
@@ -135,7 +135,7 @@ def check_no_default(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("route.no_mgmt")
-def check_no_mgmt(intent: Intent, facts: Facts, out: Out) -> None:
+def check_no_mgmt(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that the management network is not routed over a fabric netdev."""
     for host, sf in out.sparks(intent):
         mgmt_if = intent.hosts[host].mgmt_interface

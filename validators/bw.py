@@ -28,7 +28,7 @@ from fabric.intent.model import Intent
 from fabric.intent.profiles import LinkProfile
 from fabric.intent.wire import Crossing, crossing
 from fabric.report.model import Status
-from validators.judge import Out
+from validators.judge import Findings
 from validators.registry import BANDWIDTH, check, needs
 
 Key = tuple[str, int | None]  # (tool, twin)
@@ -73,7 +73,7 @@ NEEDS = needs("bw", spark=True, probes=(BANDWIDTH,))
 
 
 @check("bw.link")
-def check_link(intent: Intent, facts: Facts, out: Out) -> None:
+def check_link(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each link's bandwidth in each direction (RDMA per twin and both twins, TCP)
     against the profile's floor (None: not judged) and against the median of every other
     link and direction (stragglers); a result names the direction and the tests that way."""
@@ -159,7 +159,7 @@ def _way_back(where: Where, verdicts: Mapping[Where, _Verdict],
     return None
 
 
-def _report(out: Out, key: Key, where: Where, verdicts: Mapping[Where, _Verdict],
+def _report(out: Findings, key: Key, where: Where, verdicts: Mapping[Where, _Verdict],
             fraction: float, tests: str) -> None:
     link_id = where[0]
     v = verdicts[where]

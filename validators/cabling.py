@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from fabric.facts import Facts, NeighborFact
 from fabric.intent.model import Endpoint, Intent, Link
-from validators.judge import Out, fabric_netdevs
+from validators.judge import Findings, fabric_netdevs
 from validators.registry import check, needs
 
 
@@ -127,7 +127,7 @@ def _rank(intent: Intent, want: Endpoint, there: Endpoint, fix: str) -> tuple[bo
 
 
 def _unverified(link: Link, ends: tuple[tuple[Endpoint, Endpoint], ...], stale: Stale,
-                speaking: set[str], out: Out) -> None:
+                speaking: set[str], out: Findings) -> None:
     """A cable without fresh evidence: an error naming what its ends still list, on the
     host that could not be read where one could not (its `host.reachable` row stands)."""
     unread = [e.host for e, _ in ends if e.host in out.facts.errors]
@@ -150,7 +150,7 @@ def _unverified(link: Link, ends: tuple[tuple[Endpoint, Endpoint], ...], stale: 
 
 
 def _judge_link(intent: Intent, link: Link, seen: dict[Endpoint, set[Endpoint]],
-                speaking: set[str], stale: Stale, out: Out) -> None:
+                speaking: set[str], stale: Stale, out: Findings) -> None:
     ends = ((link.a, link.b), (link.b, link.a))
     wrong = [(here, want, there) for here, want in ends for there in sorted(
         seen.get(here, set()), key=str) if there != want]
@@ -185,7 +185,7 @@ NEEDS = needs("cabling", spark=True, switch=True, lldp=True)
 
 
 @check("cabling.lldp")
-def check_lldp(intent: Intent, facts: Facts, out: Out) -> None:
+def check_lldp(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cable against fresh LLDP seen on both ends (stale entries count neither
     way; a cable without fresh evidence is an error); names the move that fixes a
     miscabling."""

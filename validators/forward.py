@@ -6,7 +6,7 @@ import itertools
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out, spark_hosts
+from validators.judge import Findings, spark_hosts
 from validators.registry import check, needs
 
 
@@ -24,7 +24,7 @@ NEEDS = needs("forward", spark=True)
 
 
 @check("forward.policy")
-def check_policy(intent: Intent, facts: Facts, out: Out) -> None:
+def check_policy(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges the iptables FORWARD policy of each Spark that must forward (non-adjacent ring
     traffic): DROP (Docker's default) silently breaks it."""
     if not _needs_forwarding(intent):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fabric.facts import Facts, GidFact
 from fabric.intent.model import Intent, InterfaceIntent
-from validators.judge import Out, reference, where
+from validators.judge import Findings, reference, where
 from validators.registry import check, needs
 
 
-def _rdma_intents(intent: Intent, out: Out) -> list[tuple[InterfaceIntent, list[GidFact]]]:
+def _rdma_intents(intent: Intent, out: Findings) -> list[tuple[InterfaceIntent, list[GidFact]]]:
     """The planned twins whose host reports RDMA devices, with their GIDs; skips the rest."""
     if not intent.profile.rdma:
         out.skip(f"profile {intent.profile.name} has no RDMA: GIDs not judged")
@@ -35,7 +35,7 @@ NEEDS = needs("gid", spark=True)
 
 
 @check("gid.present")
-def check_present(intent: Intent, facts: Facts, out: Out) -> None:
+def check_present(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that each addressed twin's RDMA device has a RoCE v2 GID for its IPv4 address."""
     want = intent.profile.gid_type
     for intended, gids in _rdma_intents(intent, out):
@@ -56,7 +56,7 @@ def check_present(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("gid.index")
-def check_index(intent: Intent, facts: Facts, out: Out) -> None:
+def check_index(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that the RoCE v2 GID index is the same on every twin (NCCL takes one index)."""
     found = [(intended, gid) for intended, gids in _rdma_intents(intent, out)
              if (gid := _match(intent, intended, gids)) is not None]

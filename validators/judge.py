@@ -8,11 +8,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fabric.facts import Facts, LaneFact, SparkFacts, SwitchFacts
-from fabric.intent.model import Intent, InterfaceIntent, LanePlan, Link, SwitchPlan
+from fabric.intent.model import Intent, InterfaceIntent, LanePlan, SwitchPlan
 from fabric.report.model import CheckResult, Status
 
 
-class Out:
+class Findings:
     """The results of one check, and the host facts it may read (errors reported once)."""
 
     def __init__(self, check: str, facts: Facts) -> None:
@@ -76,7 +76,7 @@ class Out:
                  hint=f"make {host} reachable (ssh/API, credentials) and collect facts again")
 
 
-def cabled_lanes(intent: Intent, out: Out
+def cabled_lanes(intent: Intent, out: Findings
                  ) -> Iterator[tuple[SwitchPlan, LanePlan, LaneFact | None]]:
     """Each cabled lane of the switch with its fact (None if the switch does not list it);
     skips (no switch) or errors (switch unreachable) once, then yields nothing."""
@@ -112,10 +112,6 @@ def where(intended: InterfaceIntent) -> str:
 
 def spark_hosts(intent: Intent) -> list[str]:
     return [h.name for h in intent.sparks]
-
-
-def other_end(link: Link, host: str) -> str:
-    return str(link.peer_of(host))
 
 
 def reference(values: Iterable[tuple[str, Any]]) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent, LanePlan
-from validators.judge import Out, cabled_lanes, where
+from validators.judge import Findings, cabled_lanes, where
 from validators.registry import check, needs
 
 #: What link judges: the twins' state and speed (ip link, ethtool), the switch lanes' state.
@@ -12,7 +12,7 @@ NEEDS = needs("link", spark=True, switch=True)
 
 
 @check("link.twin_up")
-def check_twin_up(intent: Intent, facts: Facts, out: Out) -> None:
+def check_twin_up(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges that every cabled twin netdev is administratively up and has carrier."""
     for intended, sf in out.twins(intent):
         nd = sf.netdevs.get(intended.netdev)
@@ -39,7 +39,7 @@ def check_twin_up(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("link.speed")
-def check_speed(intent: Intent, facts: Facts, out: Out) -> None:
+def check_speed(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each up twin's ethtool speed against the profile's ethtool_speed_mbps."""
     want = intent.profile.ethtool_speed_mbps
     for intended, sf in out.twins(intent):
@@ -82,7 +82,7 @@ def _lane_fix(lane: LanePlan, wrong: set[str]) -> str:
 
 
 @check("link.switch_lane")
-def check_switch_lane(intent: Intent, facts: Facts, out: Out) -> None:
+def check_switch_lane(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cabled switch lane: link-ok at the planned rate, forced speed, autoneg, FEC."""
     for intended, lane, fact in cabled_lanes(intent, out):
         expected = {"status": "link-ok", "rate": f"{lane.gbps}Gbps", "speed": lane.speed,

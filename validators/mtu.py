@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fabric.facts import Facts, PingFact
 from fabric.intent.model import Intent
 from fabric.intent.wire import IP_ICMP_HEADERS
-from validators.judge import Out, cabled_lanes, where
+from validators.judge import Findings, cabled_lanes, where
 from validators.registry import PING, check, needs
 
 #: What mtu judges: the twins' and lanes' MTU, and the jumbo DF ping matrix.
@@ -16,7 +16,7 @@ NEEDS = needs("mtu", spark=True, switch=True, probes=(PING,))
 
 
 @check("mtu.interface")
-def check_interface(intent: Intent, facts: Facts, out: Out) -> None:
+def check_interface(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cabled twin's MTU against the topology MTU."""
     for intended, sf in out.twins(intent):
         nd = sf.netdevs.get(intended.netdev)
@@ -35,7 +35,7 @@ def check_interface(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("mtu.switch")
-def check_switch(intent: Intent, facts: Facts, out: Out) -> None:
+def check_switch(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cabled lane: mtu >= topology MTU and l2mtu >= the planned l2mtu."""
     for intended, lane, fact in cabled_lanes(intent, out):
         expected = {"mtu": intent.mtu, "l2mtu": intended.l2mtu}
@@ -82,7 +82,7 @@ def _path(intent: Intent, pair: _Pair, fallback: str | None) -> tuple[str, ...]:
 
 
 @check("mtu.path")
-def check_path(intent: Intent, facts: Facts, out: Out) -> None:
+def check_path(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges DF pings at MTU-28 between twins sharing a subnet: local errors, black holes."""
     jumbo = intent.mtu - IP_ICMP_HEADERS
     if not facts.pings:
@@ -125,7 +125,7 @@ def check_path(intent: Intent, facts: Facts, out: Out) -> None:
             out.skip(f"no DF ping probe crossed {cable.id}", link=cable.id, expected=jumbo)
 
 
-def _judge_black_holes(intent: Intent, out: Out, silent: dict[_Pair, tuple[str, ...]],
+def _judge_black_holes(intent: Intent, out: Findings, silent: dict[_Pair, tuple[str, ...]],
                        good: set[str], jumbo: int) -> None:
     """A link on some silently failing path and on no working one is where frames vanish."""
     suspects: dict[str, list[_Pair]] = defaultdict(list)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import MPIRUN, TESTS, Facts
 from fabric.intent.model import Intent
-from validators.judge import Out
+from validators.judge import Findings
 from validators.registry import NCCL, check, needs
 
 #: What nccl judges: nccl-tests run across the Sparks (their RoCE GIDs set NCCL_IB_GID_INDEX).
@@ -12,7 +12,7 @@ NEEDS = needs("nccl", spark=True, probes=(NCCL,))
 
 
 @check("nccl.busbw")
-def check_busbw(intent: Intent, facts: Facts, out: Out) -> None:
+def check_busbw(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each nccl-tests run's average bus bandwidth against nccl_busbw_min_gbytes."""
     absent = _absent(facts)
     for tool, hosts in absent.items():

@@ -7,7 +7,7 @@ from typing import Any
 from fabric.facts import Facts, QosFact, SwitchQosFact
 from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.platforms import RoceQos, roce_qos
-from validators.judge import Out, reference, where
+from validators.judge import Findings, reference, where
 from validators.registry import check, needs
 
 #: trust-l3 values of a switch port that trust the DSCP field
@@ -19,7 +19,7 @@ NEEDS = needs("qos", spark=True, switch=True)
 
 
 @check("qos.consistent")
-def check_consistent(intent: Intent, facts: Facts, out: Out) -> None:
+def check_consistent(intent: Intent, facts: Facts, out: Findings) -> None:
     """Lossless topology: judges that each switch lane and each twin on it agree on DSCP
     trust, PFC priorities and where DSCP 26 lands (and the switch's offload, ECN, CNP class
     and LLDP DCBX); lossy: skipped, unless twins carry trust/PFC, then judged alike."""
@@ -32,7 +32,7 @@ def check_consistent(intent: Intent, facts: Facts, out: Out) -> None:
 # --- lossless: both ends of each cable -----------------------------------------------------
 
 
-def _lossless(intent: Intent, facts: Facts, out: Out) -> None:
+def _lossless(intent: Intent, facts: Facts, out: Findings) -> None:
     r = roce_qos()
     sw_intended = intent.switch
     assert sw_intended is not None  # a lossless topology has a switch (static check)
@@ -57,7 +57,7 @@ def _lossless(intent: Intent, facts: Facts, out: Out) -> None:
         _cable(sw_intended.host, lane, intended, q, sf.qos.get(intended.netdev), sf.missing, r, out)
 
 
-def _switch_wide(host: str, q: SwitchQosFact, r: RoceQos, out: Out) -> None:
+def _switch_wide(host: str, q: SwitchQosFact, r: RoceQos, out: Findings) -> None:
     """The settings every lane shares: offload, ECN on the RoCE queue, the CNP class, DCBX."""
     wrong = []
     if not q.offloaded:
@@ -102,7 +102,7 @@ def _twin_end(qf: QosFact | None, r: RoceQos) -> dict[str, Any] | None:
 
 
 def _cable(host: str, lane: str, intended: InterfaceIntent, q: SwitchQosFact | None,
-           qf: QosFact | None, missing: tuple[str, ...], r: RoceQos, out: Out) -> None:
+           qf: QosFact | None, missing: tuple[str, ...], r: RoceQos, out: Findings) -> None:
     """One twin and the lane it rides: both ends must trust DSCP, run PFC on the RoCE
     priority alone, and put DSCP 26 into it."""
     key = f"dscp{r.dscp}"
@@ -156,7 +156,7 @@ def _name(key: str, r: RoceQos) -> str:
 _Seen = tuple[InterfaceIntent, tuple[str | None, tuple[int, ...]]]
 
 
-def _lossy_star(intent: Intent, seen: list[_Seen], out: Out) -> None:
+def _lossy_star(intent: Intent, seen: list[_Seen], out: Findings) -> None:
     """A lossy star leaves the switch's lanes as they are (a factory CRS804 runs no PFC) and
     does not read their QoS: a twin running PFC is half a lossless class (PFC on the NIC
     replaces global pause), so it fails; a twin without PFC passes, whatever it trusts."""
@@ -176,7 +176,7 @@ def _lossy_star(intent: Intent, seen: list[_Seen], out: Out) -> None:
                  "lossless` in the topology and `fabric push --apply` (both ends)")
 
 
-def _lossy(intent: Intent, facts: Facts, out: Out) -> None:
+def _lossy(intent: Intent, facts: Facts, out: Findings) -> None:
     seen = []
     for intended in intent.interfaces():
         sf = facts.sparks.get(intended.host)

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from fabric.facts import Facts
 from fabric.intent.model import Intent
 from fabric.report.model import CheckResult
-from validators.judge import Out
+from validators.judge import Findings
 
 CheckFn = Callable[[Intent, Facts], list[CheckResult]]
-JudgeFn = Callable[[Intent, Facts, Out], None]
+JudgeFn = Callable[[Intent, Facts, Findings], None]
 
 #: Check families, in the order the operators check things (DOMAIN.md).
 FAMILIES: tuple[str, ...] = ("link", "mtu", "addr", "route", "gid", "cabling", "bw", "counters",
@@ -89,7 +89,7 @@ def check(name: str) -> Callable[[JudgeFn], CheckFn]:
 
         @functools.wraps(fn)
         def run(intent: Intent, facts: Facts) -> list[CheckResult]:
-            out = Out(name, facts)
+            out = Findings(name, facts)
             fn(intent, facts, out)
             return out.results
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out, cabled_lanes
+from validators.judge import Findings, cabled_lanes
 from validators.registry import check, needs
 
 #: What switch judges: the switch's bridges and their ports.
@@ -12,7 +12,7 @@ NEEDS = needs("switch", switch=True)
 
 
 @check("switch.bridge")
-def check_bridge(intent: Intent, facts: Facts, out: Out) -> None:
+def check_bridge(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cabled lane: in the planned bridge, with hardware offload on."""
     sw = facts.switch
     for intended, lane, fact in cabled_lanes(intent, out):

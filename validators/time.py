@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out
+from validators.judge import Findings
 from validators.registry import check, needs
 
 #: What time judges: each Spark's clock synchronisation (chronyc, timedatectl).
@@ -12,7 +12,7 @@ NEEDS = needs("time", spark=True)
 
 
 @check("time.offset")
-def check_offset(intent: Intent, facts: Facts, out: Out) -> None:
+def check_offset(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each Spark's clock: synchronised, |offset| <= profile.time_offset_max_s."""
     limit = intent.profile.time_offset_max_s
     hint = "enable chrony (or systemd-timesyncd) against the site NTP server; `chronyc tracking`"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fabric.facts import Facts
 from fabric.intent.model import Intent
-from validators.judge import Out, reference
+from validators.judge import Findings, reference
 from validators.registry import check, needs
 
 FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC firmware",
@@ -16,7 +16,7 @@ NEEDS = needs("version", spark=True)
 
 
 @check("version.consistent")
-def check_consistent(intent: Intent, facts: Facts, out: Out) -> None:
+def check_consistent(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each version (kernel, NIC driver/firmware, NCCL, CUDA driver) equal on all Sparks,
     naming the odd one out against the most common value."""
     hosts = list(out.sparks(intent))

@@ -4,7 +4,6 @@ fabric, bare metal or in containers, with engine arguments and presets."""
 from __future__ import annotations
 
 import datetime
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,8 @@ TORCH_HINT = ("Install it with `make test`, or `.venv/bin/pip install -e '.[rehe
 
 if TYPE_CHECKING:
     from fabric.launch.apply import LaunchMeta
+    from fabric.launch.engines import EngineArgs
+    from fabric.launch.rehearse import RehearsalResult
     from fabric.launch.spec import LaunchSpec
     from fabric.report.model import Report
     from fabric.target import Target
@@ -76,86 +77,22 @@ def _gate(target: Target, report: Path | None, max_age: float, force: bool,
     return None
 
 
-def _gid_index(report: Report | None) -> int | None:
-    """The GID index the passing report validated (check `gid.index`), if any."""
-    for result in report.results if report else []:
-        if result.check == "gid.index" and result.status == "pass" and result.actual is not None:
-            return int(result.actual)
-    return None
-
-
 def _spec(target: Target, entry: str, report: Report | None) -> LaunchSpec:
-    from fabric.launch.spec import build_spec
+    from fabric.launch.spec import build_spec, validated_gid_index
 
     mgmt = None
     if target.lab:
         from fabric.lab.registry import load_lab
 
         mgmt = load_lab(target.lab).mgmt
-    return build_spec(target.intent, entry=entry, gid_index=_gid_index(report),
+    return build_spec(target.intent, entry=entry, gid_index=validated_gid_index(report),
                       mgmt_addresses=mgmt)
-
-
-#: Variables whose value is a secret: never rendered, recorded or logged (passed by name).
-SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-
-
-def _env_pairs(items: list[str]) -> dict[str, str]:
-    """`--env VAR=VALUE` options as a dict; InputError on a malformed one, or on a secret
-    (its value would land in the scripts, plan.json and the launch record)."""
-    out: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if name in SECRET_ENV:
-            raise InputError(f"--env {name}: a secret is never written into the scripts, "
-                             "plan.json or the launch record; export it in every node's login "
-                             "environment (e.g. ~/.profile) and the launch passes it by name")
-        if not sep or not name.isidentifier():
-            raise InputError(f"--env {item!r}: expected VAR=VALUE")
-        out[name] = value
-    return out
-
-
-def _model_line(model: str, image: str | None) -> str | None:
-    """What the dry run says of a Hugging Face model id (None: a local path)."""
-    from fabric.launch.render import is_hf_model_id
-
-    if not is_hf_model_id(model):
-        return None
-    if image is None:
-        return (f"model: {model} from Hugging Face: each node's engine uses the node's own "
-                "cache and HF_TOKEN")
-    return (f"model: {model} from Hugging Face: each node's cache (HF_HOME, else "
-            "~/.cache/huggingface) mounted in the container, HF_TOKEN passed by name from the "
-            "node's environment (never written)")
 
 
 def _log(log: Path, line: str) -> None:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as fh:
         fh.write(f"{datetime.datetime.now(datetime.UTC).isoformat()} {line}\n")
-
-
-def _refuse_second_launch(target: Target) -> None:
-    from fabric.launch.state import launch_state_path, load_record
-
-    path = launch_state_path(target.lab)
-    record = load_record(path)
-    if record is not None:
-        raise InputError(f"a launch is already recorded in {path}: run {record.run_id} "
-                         f"({record.engine} on {', '.join(sorted(record.pids))}); "
-                         "`fabric launch stop` it first")
-
-
-def _image(engine: str, container: str | None) -> str | None:
-    """`--container IMAGE`; `default` names the engine's default image (engines.yaml)."""
-    from fabric.launch.engines import default_image
-
-    if container is None:
-        return None
-    if not container.strip():
-        raise InputError("--container: name an image, or `default` for the engine's own")
-    return default_image(engine) if container == "default" else container
 
 
 def _ring_tp_check(target: Target, engine: str, tp: int, force: bool, log: Path) -> None:
@@ -228,6 +165,41 @@ def _apply(target: Target, spec: LaunchSpec, engine: str, files: dict[str, str],
         raise typer.Exit(out.exit_code)
 
 
+_FORCE = typer.Option(False, help="Launch without a passing gate (or, on a ring, without a "
+                      "subnet-aware NCCL proof).")
+_ENV = typer.Option([], "--env", help="Extra VAR=VALUE for every node (rendered, commented).")
+_CONTAINER = typer.Option(
+    None, "--container", metavar="IMAGE", help="Run the engine in this image (`docker run`, "
+    "host network and IPC, GPUs, RDMA); `default`: the engine's image from "
+    "fabric/launch/engines.yaml. Without it: bare metal.")
+_ENGINE_ARG = typer.Option([], "--engine-arg", metavar="ARG", help="Pass ARG to the engine "
+                           "(repeat; `--engine-arg=--mem-fraction-static=0.8`).")
+_PRESET = typer.Option(None, help="Per-model engine arguments from engines.yaml, e.g. "
+                       "deepseek-v4.1-flash (--engine-arg comes after them).")
+_FRONT = typer.Option(Front.nginx, help="Data parallel: the front rendered for the gateway.")
+_APPLY = typer.Option(False, "--apply", help="Start the scripts on the nodes and wait for the "
+                      "API health endpoint.")
+_HEALTH_TIMEOUT = typer.Option(1800, help="Seconds --apply waits for health (weights load "
+                               "slowly).")
+
+
+def _say_rendered(engine: str, files: dict[str, str], out: Path, spec: LaunchSpec,
+                  image: str | None, args: EngineArgs, model: str) -> None:
+    from fabric.cli import err_console
+    from fabric.launch.render import model_line
+
+    err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
+                      f"(ranks: {', '.join(r.host for r in spec.ranks)})", highlight=False)
+    err_console.print(f"container: {image} (docker run, names fabric-{engine}-<node>)"
+                      if image else "container: none (bare metal)", highlight=False)
+    err_console.print("engine arguments: " + (" ".join(args.args) or "(none)")
+                      + (f" (preset {args.preset})" if args.preset else ""),
+                      highlight=False, markup=False)
+    hf = model_line(model, image)
+    if hf:
+        err_console.print(hf, highlight=False, markup=False)
+
+
 def _render_cmd(engine: str) -> None:
     @launch.command(engine)
     def command(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
@@ -239,43 +211,28 @@ def _render_cmd(engine: str) -> None:
                 out: Path = typer.Option(Path("launch-out"), help="Directory for scripts."),
                 report: Path | None = typer.Option(None, help="Validation report JSON."),
                 max_age: float = typer.Option(3600, help="Max report age, seconds."),
-                force: bool = typer.Option(False, help="Launch without a passing gate (or, "
-                                           "on a ring, without a subnet-aware NCCL proof)."),
+                force: bool = _FORCE,
                 api_port: int = typer.Option(30000, help="API port of the servers."),
-                set_env: list[str] = typer.Option(
-                    [], "--env", help="Extra VAR=VALUE for every node (rendered, commented)."),
-                container: str | None = typer.Option(
-                    None, "--container", metavar="IMAGE", help="Run the engine in this image "
-                    "(`docker run`, host network and IPC, GPUs, RDMA); `default`: the "
-                    "engine's image from fabric/launch/engines.yaml. Without it: bare metal."),
-                engine_arg: list[str] = typer.Option(
-                    [], "--engine-arg", metavar="ARG", help="Pass ARG to the engine (repeat; "
-                    "`--engine-arg=--mem-fraction-static=0.8`)."),
-                preset: str | None = typer.Option(
-                    None, help="Per-model engine arguments from engines.yaml, e.g. "
-                    "deepseek-v4.1-flash (--engine-arg comes after them)."),
-                front: Front = typer.Option(
-                    Front.nginx, help="Data parallel: the front rendered for the gateway."),
-                apply: bool = typer.Option(False, "--apply", help="Start the scripts on the "
-                                           "nodes and wait for the API health endpoint."),
-                health_timeout: float = typer.Option(
-                    1800, help="Seconds --apply waits for health (weights load slowly)."),
-                ) -> None:
+                set_env: list[str] = _ENV, container: str | None = _CONTAINER,
+                engine_arg: list[str] = _ENGINE_ARG, preset: str | None = _PRESET,
+                front: Front = _FRONT, apply: bool = _APPLY,
+                health_timeout: float = _HEALTH_TIMEOUT) -> None:
         """Render per-node launch scripts; refuses without a passing, fresh report.
         With --apply, start them on the nodes and wait until the API is healthy."""
-        from fabric.cli import err_console
-        from fabric.launch.engines import engine_args, split_engine_args
+        from fabric.launch.engines import container_image, engine_args, split_engine_args
+        from fabric.launch.plan_record import record_plan, write_scripts
         from fabric.launch.render import container_name, effective_tp, render
-        from fabric.launch.spec import with_extra_env, with_ip_addresses
+        from fabric.launch.spec import env_pairs, with_extra_env, with_ip_addresses
+        from fabric.launch.state import refuse_second_launch
 
         target = resolve_target(lab, inventory, topology)
         if front is not Front.nginx and engine != "dp":
             raise InputError(f"--front is for `fabric launch dp`, not {engine}")
-        image = _image(engine, container)
+        image = container_image(engine, container)
         args = engine_args(engine, preset, split_engine_args(engine_arg))
-        extra = _env_pairs(set_env)
+        extra = env_pairs(set_env)
         if apply:
-            _refuse_second_launch(target)
+            refuse_second_launch(target.lab)
         passed = _gate(target, report, max_age, force, out / "launch.log", live=apply)
         spec = with_extra_env(_spec(target, entry, passed), extra)
         if engine == "vllm":
@@ -285,30 +242,10 @@ def _render_cmd(engine: str) -> None:
         files = render(spec, engine, model=model, tp=tp, pp=pp, api_port=api_port,
                        container=image, engine_args=args.args, front=front.value)
         names = {r.host: container_name(engine, r.host) for r in spec.ranks} if image else {}
-        out.mkdir(parents=True, exist_ok=True)
-        for name, text in files.items():
-            path = out / name
-            path.write_text(text)
-            if name.endswith(".sh"):
-                path.chmod(0o755)
-        (out / "plan.json").write_text(json.dumps(
-            {"topology": spec.topology, "intent_hash": spec.intent_hash, "engine": engine,
-             "entry": spec.entry, "master_addr": spec.master_addr, "tp": tp_size, "pp": pp,
-             "ranks": [r.__dict__ for r in spec.ranks],
-             "env": [v.__dict__ for v in spec.env],
-             "container": {"image": image, "names": names} if image else None,
-             "preset": args.preset, "engine_args": list(args.args),
-             "front": front.value if engine == "dp" else None}, indent=2) + "\n")
-        err_console.print(f"rendered {len(files)} files for {engine} in {out}/ "
-                          f"(ranks: {', '.join(r.host for r in spec.ranks)})", highlight=False)
-        err_console.print(f"container: {image} (docker run, names fabric-{engine}-<node>)"
-                          if image else "container: none (bare metal)", highlight=False)
-        err_console.print("engine arguments: " + (" ".join(args.args) or "(none)")
-                          + (f" (preset {args.preset})" if args.preset else ""),
-                          highlight=False, markup=False)
-        hf = _model_line(model, image)
-        if hf:
-            err_console.print(hf, highlight=False, markup=False)
+        write_scripts(out, files)
+        record_plan(out, spec, engine, tp=tp_size, pp=pp, image=image, names=names,
+                    preset=args.preset, engine_args=args.args, front=front.value)
+        _say_rendered(engine, files, out, spec, image, args, model)
         if apply:
             from fabric.launch.apply import LaunchMeta
 
@@ -320,6 +257,31 @@ def _render_cmd(engine: str) -> None:
 
 for _engine in ("sglang", "vllm", "dp"):
     _render_cmd(_engine)
+
+
+def _say_rehearsal(result: RehearsalResult, target: Target, backend: Backend) -> None:
+    """Record a subnet-aware NCCL's proof; the bandwidth table and averages (stderr)."""
+    from rich.table import Table
+
+    from fabric.cli import err_console
+
+    if result.subnet_aware:
+        from fabric.launch.proof import proof_path, record_proof
+
+        record_proof("\n".join(result.outputs.values()),
+                     f"fabric launch rehearse --backend {backend.value}", target.intent,
+                     target.lab)
+        err_console.print(f"NCCL is subnet-aware ({result.subnet_aware}); proof recorded in "
+                          f"{proof_path(target.lab)}", highlight=False, markup=False)
+    table = Table(title="launch rehearsal (bus bandwidth per message size)")
+    for col in ("size (B)", "op", "time (us)", "busbw (GB/s)"):
+        table.add_column(col)
+    for row in result.rows:
+        table.add_row(str(row["size_bytes"]), str(row["redop"]), f"{row['oop_time_us']:.1f}",
+                      f"{row['oop_busbw_GBps']:.2f}")
+    err_console.print(table)
+    for name, bw in result.busbw.items():
+        err_console.print(f"{name}: average bus bandwidth {bw:.4f} GB/s")
 
 
 @launch.command("rehearse")
@@ -343,10 +305,9 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     import importlib.util
     import sys
 
-    from rich.table import Table
-
     from fabric.cli import err_console
     from fabric.launch.rehearse import rehearse
+    from fabric.launch.spec import env_pairs
 
     if python is None and importlib.util.find_spec("torch") is None:
         raise InputError(f"fabric launch rehearse needs torch, which {sys.executable} does not "
@@ -354,7 +315,7 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
     target = resolve_target(lab, inventory, topology)
     passed = _gate(target, report, max_age, force, Path("launch-out") / "launch.log")
     spec = _spec(target, entry, passed)
-    overrides = _env_pairs(set_env)
+    overrides = env_pairs(set_env)
     err_console.print(f"rehearsing {backend.value} across {spec.world_size} ranks "
                       f"({', '.join(r.host for r in spec.ranks)}), rendezvous "
                       f"{spec.master_addr}:29500")
@@ -369,23 +330,7 @@ def rehearse_cmd(lab: str | None = LabOpt, inventory: Path | None = InvOpt,
         for host, reason in sorted(result.problems.items()):
             err_console.print(f"[red]{host}[/]: {reason}", highlight=False)
         raise GateRefused("rehearsal failed: the ranks did not complete the collectives")
-    if result.subnet_aware:
-        from fabric.launch.proof import proof_path, record_proof
-
-        record_proof("\n".join(result.outputs.values()),
-                     f"fabric launch rehearse --backend {backend.value}", target.intent,
-                     target.lab)
-        err_console.print(f"NCCL is subnet-aware ({result.subnet_aware}); proof recorded in "
-                          f"{proof_path(target.lab)}", highlight=False, markup=False)
-    table = Table(title="launch rehearsal (bus bandwidth per message size)")
-    for col in ("size (B)", "op", "time (us)", "busbw (GB/s)"):
-        table.add_column(col)
-    for row in result.rows:
-        table.add_row(str(row["size_bytes"]), str(row["redop"]), f"{row['oop_time_us']:.1f}",
-                      f"{row['oop_busbw_GBps']:.2f}")
-    err_console.print(table)
-    for name, bw in result.busbw.items():
-        err_console.print(f"{name}: average bus bandwidth {bw:.4f} GB/s")
+    _say_rehearsal(result, target, backend)
     typer.echo(result.output)
 
 

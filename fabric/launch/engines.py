@@ -119,3 +119,12 @@ def engine_args(engine: str, preset: str | None, extra: Sequence[str]) -> Engine
 
 def default_image(engine: str) -> str:
     return load_engines().engines[engine].image
+
+
+def container_image(engine: str, container: str | None) -> str | None:
+    """`--container IMAGE`; `default` names the engine's default image (engines.yaml)."""
+    if container is None:
+        return None
+    if not container.strip():
+        raise InputError("--container: name an image, or `default` for the engine's own")
+    return default_image(engine) if container == "default" else container

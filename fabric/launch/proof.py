@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fabric.errors import InputError
-from fabric.gate import state_dir
 from fabric.intent.model import Intent
+from fabric.statedir import state_dir
 
 SCHEMA = "fabric.nccl-proof/1"
 PROOF_NAME = "nccl-proof.json"

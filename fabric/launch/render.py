@@ -31,6 +31,18 @@ def is_hf_model_id(model: str) -> bool:
     return bool(_HF_ID.fullmatch(model)) and ".." not in model
 
 
+def model_line(model: str, image: str | None) -> str | None:
+    """What the dry run says of a Hugging Face model id (None: a local path)."""
+    if not is_hf_model_id(model):
+        return None
+    if image is None:
+        return (f"model: {model} from Hugging Face: each node's engine uses the node's own "
+                "cache and HF_TOKEN")
+    return (f"model: {model} from Hugging Face: each node's cache (HF_HOME, else "
+            "~/.cache/huggingface) mounted in the container, HF_TOKEN passed by name from the "
+            "node's environment (never written)")
+
+
 def container_name(engine: str, host: str) -> str:
     """The container of `engine` on `host` (one launch at a time: the name is the node's)."""
     return f"fabric-{engine}-{host}"

@@ -7,10 +7,14 @@ import ipaddress
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from fabric.errors import InputError
 from fabric.intent.model import Intent
 from fabric.intent.platforms import roce_qos
+
+if TYPE_CHECKING:
+    from fabric.report.model import Report
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,35 @@ def _spark_port(intent: Intent, host: str) -> str:
     return ports[0]
 
 
+def _tuning_env(intent: Intent, order: list[str], gid_index: int | None,
+                rails: list[str]) -> list[EnvVar]:
+    """The variables after the bootstrap ones: GID index, rails, lossless class, the
+    topology kind's own."""
+    env: list[EnvVar] = []
+    if gid_index is not None:
+        env.append(EnvVar("NCCL_IB_GID_INDEX", str(gid_index), "the RoCE v2 GID index that "
+                          "`fabric validate` found identical on every node"))
+    else:
+        env.append(EnvVar("NCCL_IB_GID_INDEX", "", "not set: no validated RoCE GID (no RDMA in "
+                          "this fabric, e.g. the lab); NCCL falls back to sockets"))
+    if len(rails) > 1:
+        env.append(EnvVar("NCCL_CROSS_NIC", "0", f"{len(rails)} rails ({', '.join(rails)}): a "
+                          "twin-A to twin-B queue pair cannot cross rails, so each NCCL channel "
+                          "keeps to one rail"))
+    if intent.lossless:
+        r = roce_qos()
+        env.append(EnvVar("NCCL_IB_TC", str(r.traffic_class_byte), f"qos: lossless: RoCE "
+                          f"traffic class byte = DSCP {r.dscp} << 2 | ECT(0), so NCCL's queue "
+                          f"pairs land in the switch's and NICs' lossless class (PFC priority "
+                          f"{r.priority}, ECN); RDMA CM connections get the same ToS from "
+                          f"cma_roce_tos, set by `fabric push`"))
+    env += KIND_ENV.get(intent.kind, ())
+    if intent.kind == "ring" and len(order) >= 4:
+        env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
+                          "that connects non-adjacent ranks and fails"))
+    return env
+
+
 def build_spec(intent: Intent, entry: str = "spark01", gid_index: int | None = None,
                mgmt_addresses: dict[str, str] | None = None) -> LaunchSpec:
     """The launch spec for a validated intent; `gid_index` comes from the passing report."""
@@ -136,27 +169,7 @@ def build_spec(intent: Intent, entry: str = "spark01", gid_index: int | None = N
                           "twin alone caps the cable at ~100 Gb/s (98 vs 161 Gb/s measured)"))
         rails = sorted({str(i.address.network) for i in intent.interfaces(entry)
                         if i.port == port})
-    if gid_index is not None:
-        env.append(EnvVar("NCCL_IB_GID_INDEX", str(gid_index), "the RoCE v2 GID index that "
-                          "`fabric validate` found identical on every node"))
-    else:
-        env.append(EnvVar("NCCL_IB_GID_INDEX", "", "not set: no validated RoCE GID (no RDMA in "
-                          "this fabric, e.g. the lab); NCCL falls back to sockets"))
-    if len(rails) > 1:
-        env.append(EnvVar("NCCL_CROSS_NIC", "0", f"{len(rails)} rails ({', '.join(rails)}): a "
-                          "twin-A to twin-B queue pair cannot cross rails, so each NCCL channel "
-                          "keeps to one rail"))
-    if intent.lossless:
-        r = roce_qos()
-        env.append(EnvVar("NCCL_IB_TC", str(r.traffic_class_byte), f"qos: lossless: RoCE "
-                          f"traffic class byte = DSCP {r.dscp} << 2 | ECT(0), so NCCL's queue "
-                          f"pairs land in the switch's and NICs' lossless class (PFC priority "
-                          f"{r.priority}, ECN); RDMA CM connections get the same ToS from "
-                          f"cma_roce_tos, set by `fabric push`"))
-    env += KIND_ENV.get(intent.kind, ())
-    if intent.kind == "ring" and len(order) >= 4:
-        env.append(EnvVar("NCCL_ALGO", "Ring", "ring of 4+: stock NCCL also builds a tree "
-                          "that connects non-adjacent ranks and fails"))
+    env += _tuning_env(intent, order, gid_index, rails)
     ranks = tuple(Rank(r, h, addrs[h], hosts[h].hostname) for r, h in enumerate(order))
     return LaunchSpec(topology=intent.name, intent_hash=intent.intent_hash, kind=intent.kind,
                       entry=entry, ranks=ranks, master_addr=addrs[entry], socket_ifname=ifname,
@@ -225,3 +238,31 @@ def with_ip_addresses(spec: LaunchSpec, resolve: Resolver | None = None) -> Laun
     ranks = tuple(replace(r, fabric_addr=ip(r.host, r.fabric_addr)) for r in spec.ranks)
     master = next(r.fabric_addr for r in ranks if r.host == spec.entry)
     return replace(spec, ranks=ranks, master_addr=master)
+
+
+def validated_gid_index(report: Report | None) -> int | None:
+    """The GID index the passing report validated (check `gid.index`), if any."""
+    for result in report.results if report else []:
+        if result.check == "gid.index" and result.status == "pass" and result.actual is not None:
+            return int(result.actual)
+    return None
+
+
+#: Variables whose value is a secret: never rendered, recorded or logged (passed by name).
+SECRET_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+def env_pairs(items: list[str]) -> dict[str, str]:
+    """`--env VAR=VALUE` options as a dict; InputError on a malformed one, or on a secret
+    (its value would land in the scripts, plan.json and the launch record)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if name in SECRET_ENV:
+            raise InputError(f"--env {name}: a secret is never written into the scripts, "
+                             "plan.json or the launch record; export it in every node's login "
+                             "environment (e.g. ~/.profile) and the launch passes it by name")
+        if not sep or not name.isidentifier():
+            raise InputError(f"--env {item!r}: expected VAR=VALUE")
+        out[name] = value
+    return out

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fabric.errors import InputError
-from fabric.gate import state_dir
+from fabric.statedir import state_dir
 
 SCHEMA = "fabric.launch/1"
 STATE_NAME = "launch.json"
@@ -91,3 +91,13 @@ def load_record(path: Path) -> LaunchRecord | None:
             "env": {str(k): str(v) for k, v in data.get("env", {}).items()}})
     except (TypeError, KeyError, ValueError) as exc:
         raise InputError(f"{path}: bad launch record: {exc}") from None
+
+
+def refuse_second_launch(lab: str | None) -> None:
+    """InputError when a launch is already recorded (for this lab): stop it first."""
+    path = launch_state_path(lab)
+    record = load_record(path)
+    if record is not None:
+        raise InputError(f"a launch is already recorded in {path}: run {record.run_id} "
+                         f"({record.engine} on {', '.join(sorted(record.pids))}); "
+                         "`fabric launch stop` it first")

@@ -31,12 +31,6 @@ def blank_shell_echo(raw: str, commands: Sequence[str]) -> str:
     return "\n".join(out)
 
 
-def require_content(kind: str, raw: str) -> None:
-    """Raise a ParseError when the output is empty or only white space."""
-    if not raw.strip():
-        raise ParseError(kind, 1, raw.splitlines()[0] if raw.splitlines() else "", "empty output")
-
-
 def nothing_found(kind: str, raw: str, what: str) -> ParseError:
     """A ParseError pointing at the last line: the output ended without ``what``."""
     lines = raw.splitlines() or [""]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import threading
 from functools import cache
 from pathlib import Path
@@ -53,9 +52,6 @@ class _CountingFSM(textfsm.TextFSM):  # type: ignore[misc]
         super()._AppendRecord()
         if len(self._result) > before:
             self.record_lines.append(self.line_no)
-
-
-_ERROR_RULE = re.compile(r"Rule Line: (\d+)")
 
 
 _FSMS = threading.local()

@@ -7,8 +7,6 @@ nodes on it; idle port groups are reconfigured between node moves; new nodes joi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from fabric.intent.model import Intent, Link
 from fabric.plan import data
 from fabric.plan.cables import CableBook, key
@@ -16,6 +14,14 @@ from fabric.plan.capacity import capacity_of
 from fabric.plan.env import env_changes
 from fabric.plan.model import AddressChange, CableAction, Gate, Plan, Step
 from fabric.plan.switchcmd import mode_commands, port_of, prep_commands
+from fabric.plan.waves import (
+    Rewire,
+    addr_changes,
+    cable_ends,
+    undo_cables,
+    wave_minutes,
+    wave_rollback,
+)
 
 
 def plan_migration(src: Intent, dst: Intent) -> Plan:
@@ -25,66 +31,6 @@ def plan_migration(src: Intent, dst: Intent) -> Plan:
 
 def _hosts(link: Link) -> set[str]:
     return {link.a.host, link.b.host}
-
-
-def _addr_changes(src: Intent, dst: Intent, host: str) -> list[AddressChange]:
-    before = {i.netdev: str(i.address) for i in src.interfaces(host)}
-    after = {i.netdev: str(i.address) for i in dst.interfaces(host)}
-    order = [i.netdev for i in dst.interfaces(host)] + [i.netdev for i in src.interfaces(host)]
-    seen: list[str] = []
-    for n in order:
-        if n not in seen:
-            seen.append(n)
-    return [AddressChange(host, n, before.get(n), after.get(n)) for n in seen]
-
-
-def _ends(actions: list[CableAction]) -> int:
-    return sum(1 if a.action in ("unplug", "plug") else 2 for a in actions)
-
-
-def _undo(actions: list[CableAction]) -> list[str]:
-    out = []
-    for a in reversed(actions):
-        if a.action == "move":
-            out.append(f"move {a.cable} back: {a.to_port} -> {a.from_port}")
-        elif a.action == "unplug":
-            out.append(f"plug {a.cable} back into {a.from_port}")
-        elif a.action == "remove":
-            out.append(f"re-plug {a.cable} into {a.from_port}")
-        else:
-            out.append(f"unplug {a.cable} from {a.to_port}")
-    return out
-
-
-@dataclass
-class _Rewire:
-    """What re-cabling one node took: the cables it left, the nodes a port-mode change
-    bounced, the ports re-moded, the hand movements and the switch commands (and undo)."""
-
-    old: list[Link]
-    bounced: set[str]
-    ports: list[str]
-    cables: list[CableAction] = field(default_factory=list)
-    commands: list[str] = field(default_factory=list)
-    undo_commands: list[str] = field(default_factory=list)
-
-
-def _wave_minutes(rw: _Rewire, readdress: bool) -> float:
-    """Estimated minutes of a node's step (plan.yaml durations)."""
-    return (data.duration("drain") + data.duration("cable_end") * _ends(rw.cables)
-            + data.duration("port_mode") * len(rw.ports)
-            + (data.duration("bounce") if rw.bounced else 0)
-            + (data.duration("readdress") if readdress else 0) + data.duration("node_gate"))
-
-
-def _wave_rollback(node: str, rw: _Rewire, readdress: bool) -> list[str]:
-    """Undo a node's step: cables back, port modes back, its netplan back, re-gate."""
-    rollback = [*_undo(rw.cables), *rw.undo_commands]
-    if readdress:
-        rollback.append(f"restore {node}'s netplan: `sudo tar xzf "
-                        "/var/backups/fabric-netplan.tgz -C / && sudo netplan apply`")
-    rollback.append(f"re-run the pre-check gate on {node}")
-    return rollback
 
 
 class _Planner:
@@ -115,7 +61,7 @@ class _Planner:
     def _changed(self, host: str) -> bool:
         a = sorted(key(link) for link in self.src.links_of(host))
         b = sorted(key(link) for link in self.dst.links_of(host))
-        return a != b or any(not c.kept for c in _addr_changes(self.src, self.dst, host))
+        return a != b or any(not c.kept for c in addr_changes(self.src, self.dst, host))
 
     # --- state helpers -------------------------------------------------------------------
     def _occupied(self) -> set[str]:
@@ -159,7 +105,7 @@ class _Planner:
                  "group across nodes forms again after the launch environment step",
                  "durations are estimates from fabric/plan/plan.yaml"]
         kept = [n for n in self.moved if all(c.kept for c in
-                                             _addr_changes(self.src, self.dst, n)
+                                             addr_changes(self.src, self.dst, n)
                                              if c.after is not None)]
         if kept:
             notes.append(f"addresses kept (checked against both intents): {', '.join(kept)}")
@@ -250,7 +196,7 @@ class _Planner:
         """One node's step: drain it, re-cable (and re-mode its ports), re-address, gate."""
         rw = self._rewire(node, pending)
         gone = node in self.gone_nodes
-        addrs = [] if gone else _addr_changes(self.src, self.dst, node)
+        addrs = [] if gone else addr_changes(self.src, self.dst, node)
         down = {node} | rw.bounced
         fams = data.gate_families("bounce" if gone else "node")
         gate_hosts = tuple(sorted(({node} if not gone else set()) | rw.bounced))
@@ -260,15 +206,15 @@ class _Planner:
             self.serving.discard(node)
         self._add(Step(len(self.steps) + 1, "decommission" if gone else "move", title,
                        tuple(sorted(down)), self._serving_now(down),
-                       _wave_minutes(rw, bool(addrs)),
+                       wave_minutes(rw, bool(addrs)),
                        Gate(fams, self.dst.name, gate_hosts),
-                       tuple(_wave_rollback(node, rw, bool(addrs))),
+                       tuple(wave_rollback(node, rw, bool(addrs))),
                        bounced=tuple(sorted(rw.bounced)),
                        actions=tuple(self._wave_actions(node, rw, addrs)),
                        cables=tuple(rw.cables), switch_commands=tuple(rw.commands),
                        addresses=tuple(addrs)))
 
-    def _rewire(self, node: str, pending: list[str]) -> _Rewire:
+    def _rewire(self, node: str, pending: list[str]) -> Rewire:
         """Move `node`'s cables from the source layout to the target one, switching the
         ports they need to their new mode; plug what was waiting for a free port."""
         old = [lk for lk in self.present.values() if node in _hosts(lk)
@@ -279,7 +225,7 @@ class _Planner:
         occupied = self._occupied()
         plug = [lk for lk in new if not any(str(e) in occupied for e in lk.ends())]
         plugging = {key(lk) for lk in plug}
-        rw = _Rewire(old, self._bounced(node, new), self._ports_for(new))
+        rw = Rewire(old, self._bounced(node, new), self._ports_for(new))
         for lk in old:
             rw.cables += self.book.unplug(lk, plugging)
         for port in rw.ports:
@@ -296,7 +242,7 @@ class _Planner:
         rw.cables += self._plug_deferred(pending)
         return rw
 
-    def _wave_actions(self, node: str, rw: _Rewire, addrs: list[AddressChange]) -> list[str]:
+    def _wave_actions(self, node: str, rw: Rewire, addrs: list[AddressChange]) -> list[str]:
         """What the operator does, in order: drain, what else goes down, re-address, undrain."""
         gone = node in self.gone_nodes
         affected = sorted({h for lk in rw.old for h in _hosts(lk)} - {node} - rw.bounced
@@ -367,18 +313,18 @@ class _Planner:
                 if node in _hosts(lk) and key(lk) not in self.present:
                     cables += self.book.plug(lk)
                     self.present[key(lk)] = lk
-            addrs += _addr_changes(self.src, self.dst, node)
+            addrs += addr_changes(self.src, self.dst, node)
         nodes = ", ".join(self.new_nodes)
         actions = (f"new nodes {nodes}: check OS, driver and NIC firmware match the others",
                    "cable each new node as listed, write its netplan, `sudo netplan apply`",
                    "add them to the balancer when the gate passes")
         dur = (data.duration("node_join") * len(self.new_nodes)
-               + data.duration("cable_end") * _ends(cables))
+               + data.duration("cable_end") * cable_ends(cables))
         self.serving |= set(self.new_nodes)
         self._add(Step(len(self.steps) + 1, "join", f"Join {nodes}", (),
                        self._serving_now(set(self.new_nodes)), dur,
                        Gate(data.gate_families("join"), self.dst.name, tuple(self.new_nodes)),
-                       (*_undo(cables), "take the new nodes out of the balancer"),
+                       (*undo_cables(cables), "take the new nodes out of the balancer"),
                        actions=actions, cables=tuple(cables), switch_commands=tuple(cmds),
                        addresses=tuple(addrs)))
 

@@ -1,6 +1,6 @@
 """Run directories: the backup of every host a push changes, and the run's manifest.
 
-Layout (the state directory is $FABRIC_STATE_DIR, default ~/.local/state/fabric):
+Layout (the state directory, `fabric.statedir.state_dir`):
 `runs/<RUN_ID>/manifest.json`, `runs/<RUN_ID>/<host>/…` (Spark: `netplan/*.yaml`, the other
 managed files that existed under `files/<their path>` (e.g. `files/etc/sysctl.d/40-fabric.conf`),
 `ip-addr.json`, `ip-link.json`, `ip-route.json`, `snapshot.json`; switch: `routeros.json`,
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import secrets
 from dataclasses import asdict
 from pathlib import Path
@@ -20,12 +19,7 @@ from typing import Any
 from fabric.devices.crs804.snapshot import SwitchSnapshot
 from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.errors import InputError
-
-
-def state_dir() -> Path:
-    """Where push keeps runs and locks ($FABRIC_STATE_DIR, default ~/.local/state/fabric)."""
-    env = os.environ.get("FABRIC_STATE_DIR")
-    return Path(env) if env else Path.home() / ".local" / "state" / "fabric"
+from fabric.statedir import state_dir as state_dir  # push.apply: backup.state_dir()
 
 
 def new_run_id() -> str:

@@ -28,7 +28,7 @@ from validators.counters.window import (
     signal,
     window_or_skip,
 )
-from validators.judge import Out
+from validators.judge import Findings
 from validators.registry import BANDWIDTH, PING, check, needs
 
 __all__ = ["Counter", "Signal", "lossless_signals", "pfc_lanes"]
@@ -115,7 +115,7 @@ def _t(intent: Intent) -> CounterThresholds:
 
 
 @check("counters.flaps")
-def check_flaps(intent: Intent, facts: Facts, out: Out) -> None:
+def check_flaps(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges link flaps during the probes: each twin's carrier_changes and
     link_down_events_phy, each lane's link-downs, against the profile's flaps_max."""
     judge_ports(intent, facts, out, "link flaps", HOST_FLAPS, LANE_FLAPS,
@@ -125,7 +125,7 @@ def check_flaps(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("counters.errors")
-def check_errors(intent: Intent, facts: Facts, out: Out) -> None:
+def check_errors(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges CRC, symbol, FEC-uncorrectable and FCS errors that grew during the probes,
     against the profile's errors_max."""
     judge_ports(intent, facts, out, "physical errors", HOST_ERRORS, LANE_ERRORS,
@@ -135,7 +135,7 @@ def check_errors(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("counters.drops")
-def check_drops(intent: Intent, facts: Facts, out: Out) -> None:
+def check_drops(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges discards and drops during the probes as a share of the packets the same
     counters saw, against the profile's drops_max_ratio, never below its drops_floor (on a
     lane that carried no test, 2 drops of 9 frames are no evidence)."""
@@ -148,7 +148,7 @@ def check_drops(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("counters.retrans")
-def check_retrans(intent: Intent, facts: Facts, out: Out) -> None:
+def check_retrans(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges RoCE retransmission counters (out_of_sequence, packet_seq_err,
     local_ack_timeout_err, roce_adp_retrans...) of each twin's RDMA port during the probes."""
     if not intent.profile.rdma:
@@ -162,7 +162,7 @@ def check_retrans(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("counters.pause")
-def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
+def check_pause(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges pause frames during the probes where PFC is off (link-level on twins: mlx5
     counts per-priority pause only on PFC priorities; rx/tx-pause on lanes without PFC),
     against the profile's pause_max."""
@@ -192,7 +192,7 @@ def check_pause(intent: Intent, facts: Facts, out: Out) -> None:
 
 
 @check("counters.lossless")
-def check_lossless(intent: Intent, facts: Facts, out: Out) -> None:
+def check_lossless(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges nothing as a fault, it reports: on a lossless topology, what the lossless class
     did on each twin during the probes (the RDMA tests run in it): its PFC priorities' pause
     frames and the ECN and CNP counters (pausing and marking are the class at work)."""

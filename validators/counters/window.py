@@ -24,7 +24,7 @@ from fabric.facts import (
 )
 from fabric.intent.model import Intent
 from fabric.report.model import Status
-from validators.judge import Out, where
+from validators.judge import Findings, where
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class Ports:
     """The ports of a window: every cabled twin and lane whose host has both snapshots; a
     host without them gets one `error` result saying why."""
 
-    def __init__(self, intent: Intent, out: Out, window: CounterWindow) -> None:
+    def __init__(self, intent: Intent, out: Findings, window: CounterWindow) -> None:
         self.intent, self.out, self.window = intent, out, window
         self._errored: set[str] = set()
 
@@ -220,14 +220,14 @@ class Ports:
                            pair[0].ports.get(lane.name), pair[1].ports.get(lane.name))
 
 
-def window_or_skip(facts: Facts, out: Out) -> CounterWindow | None:
+def window_or_skip(facts: Facts, out: Findings) -> CounterWindow | None:
     if facts.counters is None:
         out.skip("no counter snapshots in the facts (`fabric validate` takes them around "
                  "the ping matrix and bandwidth rounds)")
     return facts.counters
 
 
-def judge(out: Out, port: Port, window: CounterWindow, what: str, signals: Iterable[Signal],
+def judge(out: Findings, port: Port, window: CounterWindow, what: str, signals: Iterable[Signal],
           limit: Limit, hint: str) -> None:
     """One result per port for the judged counters, plus a skip naming what was not judged."""
     where_ = f"{port.label} on {port.link}"
@@ -255,8 +255,9 @@ def judge(out: Out, port: Port, window: CounterWindow, what: str, signals: Itera
                expected=None if limit.max_count >= 2**62 else v.limits, actual=v.judged)
 
 
-def judge_ports(intent: Intent, facts: Facts, out: Out, what: str, host: Iterable[Signal] | None,
-         lane: Iterable[Signal] | None, limit: Limit, hint: str) -> None:
+def judge_ports(intent: Intent, facts: Facts, out: Findings, what: str,
+                host: Iterable[Signal] | None, lane: Iterable[Signal] | None, limit: Limit,
+                hint: str) -> None:
     window = window_or_skip(facts, out)
     if window is None:
         return
