@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
@@ -164,51 +164,59 @@ def _l2mtu() -> Parse:
     return integer(0, lambda p: p.max_l2mtu)
 
 
+def _named(port: Callable[[Any], Lane | Ether]) -> tuple[Prop[Any], ...]:
+    return (Prop(".id", lambda v: port(v).id), Prop("name", lambda v: port(v).name),
+            Prop("default-name", lambda v: port(v).default_name))
+
+
+def _link(port: Callable[[Any], Lane | Ether], modes: Iterable[str]) -> tuple[Prop[Any], ...]:
+    """The settings every ethernet port has, from ``arp`` to ``speed``."""
+    return (Prop("mac-address", lambda v: v.mac),
+            Prop("orig-mac-address", lambda v: port(v).mac_address),
+            Prop("arp", "enabled"), Prop("arp-timeout", "auto"), Prop("loop-protect", "default"),
+            Prop("auto-negotiation", lambda v: yes(port(v).auto_negotiation), boolean),
+            Prop("advertise", lambda v: ",".join(port(v).advertise), choices(modes)),
+            Prop("speed", lambda v: port(v).speed, choice(modes)))
+
+
+_FLOW: tuple[Prop[Any], ...] = (
+    Prop("tx-flow-control", "off"), Prop("rx-flow-control", "off"),
+    Prop("bandwidth", "unlimited/unlimited"))
+
+
+def _state(port: Callable[[Any], Lane | Ether]) -> tuple[Prop[Any], ...]:
+    return (Prop("running", lambda v: yes(v.running)),
+            Prop("disabled", lambda v: yes(v.disabled), boolean),
+            Prop("comment", lambda v: port(v).comment or None, text))
+
+
+def _lane(v: LaneView) -> Lane:
+    return v.lane
+
+
+def _ether(v: EtherView) -> Ether:
+    return v.ether
+
+
 #: ``/interface/ethernet`` for a lane: what print shows, in order, and what set takes
 ETHERNET: tuple[Prop[LaneView], ...] = (
-    Prop(".id", lambda v: v.lane.id),
-    Prop("name", lambda v: v.lane.name),
-    Prop("default-name", lambda v: v.lane.default_name),
+    *_named(_lane),
     Prop("mtu", lambda v: str(v.mtu), _mtu()),
     Prop("l2mtu", lambda v: str(v.lane.l2mtu), _l2mtu()),
-    Prop("mac-address", lambda v: v.mac),
-    Prop("orig-mac-address", lambda v: v.lane.mac_address),
-    Prop("arp", "enabled"),
-    Prop("arp-timeout", "auto"),
-    Prop("loop-protect", "default"),
-    Prop("auto-negotiation", lambda v: yes(v.lane.auto_negotiation), boolean),
-    Prop("advertise", lambda v: ",".join(v.lane.advertise), choices(LINK_MODES)),
-    Prop("speed", lambda v: v.lane.speed, choice(LINK_MODES)),
+    *_link(_lane, LINK_MODES),
     Prop("fec-mode", lambda v: v.lane.fec_mode, choice(FEC_MODES)),
-    Prop("tx-flow-control", "off"),
-    Prop("rx-flow-control", "off"),
-    Prop("bandwidth", "unlimited/unlimited"),
+    *_FLOW,
     Prop("switch", "switch1"),
-    Prop("running", lambda v: yes(v.running)),
-    Prop("disabled", lambda v: yes(v.disabled), boolean),
-    Prop("comment", lambda v: v.lane.comment or None, text),
+    *_state(_lane),
 )
 #: the same for the RJ45 port: its own link modes, and no FEC (a copper port has none)
 ETHER: tuple[Prop[EtherView], ...] = (
-    Prop(".id", lambda v: v.ether.id),
-    Prop("name", lambda v: v.ether.name),
-    Prop("default-name", lambda v: v.ether.default_name),
+    *_named(_ether),
     Prop("mtu", lambda v: str(v.ether.mtu), _mtu()),
     Prop("l2mtu", lambda v: str(v.ether.l2mtu), _l2mtu()),
-    Prop("mac-address", lambda v: v.mac),
-    Prop("orig-mac-address", lambda v: v.ether.mac_address),
-    Prop("arp", "enabled"),
-    Prop("arp-timeout", "auto"),
-    Prop("loop-protect", "default"),
-    Prop("auto-negotiation", lambda v: yes(v.ether.auto_negotiation), boolean),
-    Prop("advertise", lambda v: ",".join(v.ether.advertise), choices(ETHER_LINK_MODES)),
-    Prop("speed", lambda v: v.ether.speed, choice(ETHER_LINK_MODES)),
-    Prop("tx-flow-control", "off"),
-    Prop("rx-flow-control", "off"),
-    Prop("bandwidth", "unlimited/unlimited"),
-    Prop("running", lambda v: yes(v.running)),
-    Prop("disabled", lambda v: yes(v.disabled), boolean),
-    Prop("comment", lambda v: v.ether.comment or None, text),
+    *_link(_ether, ETHER_LINK_MODES),
+    *_FLOW,
+    *_state(_ether),
 )
 LANE_SETTABLE = settable(ETHERNET)
 _LANE, _ETHER = by_name(ETHERNET), by_name(ETHER)
