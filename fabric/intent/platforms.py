@@ -153,6 +153,10 @@ def roce_qos() -> RoceQos:
     return RoceQos(queues=queues, absent_costs=costs, **raw)
 
 
+#: What a settable property's value is (platforms.yaml `routeros_properties` says each).
+PROPERTY_TYPES = ("bool", "int", "choice", "text", "classes", "dscp-list", "rate", "ref", "name")
+
+
 @dataclass(frozen=True)
 class MenuProperty:
     """One property of a RouterOS menu's rows (platforms.yaml `routeros_properties`)."""
@@ -164,6 +168,22 @@ class MenuProperty:
     not_on: tuple[str, ...] = ()
     #: printed only on the rows where it has a value
     optional: bool = False
+    #: what set/add take (PROPERTY_TYPES); "": read-only
+    type: str = ""
+    #: an `int`'s least and most
+    range: tuple[int, int] | None = None
+    #: a `choice`'s values
+    choices: tuple[str, ...] = ()
+    #: values taken as they are besides the type's own ("auto")
+    words: tuple[str, ...] = ()
+    #: a `ref`'s menu: the value names one of its items
+    ref: str = ""
+    #: what an item has until set, as printed (None: items start differently)
+    default: str | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return not self.type
 
     def present(self, family: str, version: str) -> bool:
         """Whether a chip of `family` on RouterOS `version` has this property."""
@@ -174,7 +194,8 @@ class MenuProperty:
 
 @dataclass(frozen=True)
 class RouterOsProperties:
-    """Which properties each menu's rows have, by chip family and RouterOS version."""
+    """Which properties each menu's rows have, by chip family and RouterOS version, and what
+    each one takes."""
 
     #: family -> what it is
     families: dict[str, str]
@@ -193,6 +214,34 @@ class RouterOsProperties:
         shown = set(self.shown(menu, family, version))
         return tuple(p.name for p in self.menus[menu] if p.name not in shown)
 
+    def settable(self, menu: str, family: str, version: str) -> tuple[str, ...]:
+        """The properties set/add of `menu` take on this chip and version."""
+        shown = set(self.shown(menu, family, version))
+        return tuple(p.name for p in self.menus[menu] if not p.read_only and p.name in shown)
+
+    def prop(self, menu: str, name: str) -> MenuProperty:
+        """`menu`'s property `name`; KeyError if the table does not hold it."""
+        found = next((p for p in self.menus[menu] if p.name == name), None)
+        if found is None:
+            raise KeyError(f"{menu} {name}")
+        return found
+
+
+def _menu_property(name: str, spec: dict[str, Any]) -> MenuProperty:
+    kind = str(spec.get("type", ""))
+    if kind and kind not in PROPERTY_TYPES:
+        raise ValueError(f"routeros_properties: {name}: unknown type {kind!r}")
+    low_high = spec.get("range")
+    default = spec.get("default")
+    return MenuProperty(
+        name=name, since=str(spec.get("since", "")),
+        not_on=tuple(str(f) for f in spec.get("not_on", ())),
+        optional=bool(spec.get("optional", False)), type=kind,
+        range=(int(low_high[0]), int(low_high[1])) if low_high else None,
+        choices=tuple(str(c) for c in spec.get("choices", ())),
+        words=tuple(str(w) for w in spec.get("words", ())), ref=str(spec.get("ref", "")),
+        default=None if default is None else str(default))
+
 
 @cache
 def routeros_properties() -> RouterOsProperties:
@@ -200,14 +249,14 @@ def routeros_properties() -> RouterOsProperties:
     families = {str(k): " ".join(str(v).split()) for k, v in raw["families"].items()}
     menus: dict[str, tuple[MenuProperty, ...]] = {}
     for path, props in raw["menus"].items():
-        menus[str(path)] = tuple(
-            MenuProperty(name=str(name), since=str((spec or {}).get("since", "")),
-                         not_on=tuple(str(f) for f in (spec or {}).get("not_on", ())),
-                         optional=bool((spec or {}).get("optional", False)))
-            for name, spec in props.items())
+        menus[str(path)] = tuple(_menu_property(str(name), dict(spec or {}))
+                                 for name, spec in props.items())
     unknown = {f for ps in menus.values() for p in ps for f in p.not_on} - set(families)
     if unknown:
         raise ValueError(f"routeros_properties: unknown chip families {sorted(unknown)}")
+    refs = {p.ref for ps in menus.values() for p in ps if p.ref} - set(menus)
+    if refs:
+        raise ValueError(f"routeros_properties: ref to menus it lacks {sorted(refs)}")
     return RouterOsProperties(families=families, menus=menus)
 
 

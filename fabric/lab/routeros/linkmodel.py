@@ -47,6 +47,3 @@ def shaping_mbit(lane: Lane, line_rate_mbit: int) -> int | None:
         return None
     return max(1, line_rate_mbit * result.gbps // lane.cable_gbps)
 
-
-def rate_text(gbps: int) -> str:
-    return f"{gbps}Gbps"

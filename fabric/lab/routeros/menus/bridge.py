@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from ..backend import KernelLink
 from ..device import Device
 from ..errors import Trap, no_match
 from ..state import Bridge, BridgePort, State
-from .base import (
-    Menu,
-    Reply,
-    Request,
-    Row,
-    check_args,
-    parse_bool,
-    parse_choice,
-    parse_int,
-    pick,
-    print_reply,
-    target_refs,
-    toggle,
-    yes,
+from .base import Menu, Reply, Request, Row, check_args, pick, print_reply, target_refs, toggle, yes
+from .props import (
+    Ctx,
+    Prop,
+    apply,
+    boolean,
+    by_name,
+    choice,
+    integer,
+    render,
+    settable,
+    text,
+    word_or,
 )
 
-BRIDGE_ARGS = ("name", "mtu", "disabled", "protocol-mode", "vlan-filtering", "comment")
-PORT_ARGS = ("interface", "bridge", "hw", "disabled", "pvid", "comment")
 PROTOCOL_MODES = ("none", "rstp", "stp", "mstp")
 
 
@@ -38,56 +38,50 @@ def _interface_names(state: State) -> list[str]:
     return state.interface_names()
 
 
+class BridgeView(NamedTuple):
+    bridge: Bridge
+    link: KernelLink | None
+
+
+def _bridge_name(ctx: Ctx, prop: str, value: str) -> str:
+    if value != ctx.item.name and value in _interface_names(ctx.state):
+        raise Trap("failure: already have interface with such name")
+    return value
+
+
+#: ``/interface/bridge``: what print shows, in order, and what set/add take
+BRIDGE: tuple[Prop[BridgeView], ...] = (
+    Prop(".id", lambda v: v.bridge.id),
+    Prop("name", lambda v: v.bridge.name, _bridge_name),
+    Prop("mtu", lambda v: v.bridge.mtu,
+         word_or(("auto",), integer(lambda p: p.min_mtu, lambda p: p.max_l2mtu))),
+    Prop("actual-mtu", lambda v: str(v.link.mtu) if v.link else "1500"),
+    Prop("l2mtu", "65535"),
+    Prop("arp", "enabled"),
+    Prop("mac-address", lambda v: v.link.mac if v.link else ""),
+    Prop("protocol-mode", lambda v: v.bridge.protocol_mode, choice(PROTOCOL_MODES)),
+    Prop("fast-forward", "true"),
+    Prop("igmp-snooping", "false"),
+    Prop("auto-mac", "true"),
+    Prop("ageing-time", "5m"),
+    Prop("priority", "0x8000"),
+    Prop("vlan-filtering", lambda v: yes(v.bridge.vlan_filtering), boolean),
+    Prop("dhcp-snooping", "false"),
+    Prop("running", lambda v: yes(bool(v.link and not v.bridge.disabled))),
+    Prop("disabled", lambda v: yes(v.bridge.disabled), boolean),
+    Prop("comment", lambda v: v.bridge.comment or None, text),
+)
+BRIDGE_ARGS = settable(BRIDGE)
+_BRIDGE = by_name(BRIDGE)
+
+
 def _apply_bridge_args(dev: Device, state: State, bridge: Bridge, args: dict[str, str]) -> None:
-    for key, text in args.items():
-        if key == "name":
-            if text != bridge.name and text in _interface_names(state):
-                raise Trap("failure: already have interface with such name")
-            bridge.name = text
-        elif key == "mtu":
-            bridge.mtu = (
-                text
-                if text == "auto"
-                else str(parse_int("mtu", text, dev.platform.min_mtu, dev.platform.max_l2mtu))
-            )
-        elif key == "disabled":
-            bridge.disabled = parse_bool("disabled", text)
-        elif key == "protocol-mode":
-            bridge.protocol_mode = parse_choice("protocol-mode", text, PROTOCOL_MODES)
-        elif key == "vlan-filtering":
-            bridge.vlan_filtering = parse_bool("vlan-filtering", text)
-        elif key == "comment":
-            bridge.comment = text
+    apply(_BRIDGE, Ctx(dev, state, bridge), args)
 
 
 def bridge_rows(dev: Device) -> list[Row]:
     state, links = dev.load(), dev.links()
-    rows: list[Row] = []
-    for b in state.bridges:
-        link = links.get(b.name)
-        row = {
-            ".id": b.id,
-            "name": b.name,
-            "mtu": b.mtu,
-            "actual-mtu": str(link.mtu) if link else "1500",
-            "l2mtu": "65535",
-            "arp": "enabled",
-            "mac-address": link.mac if link else "",
-            "protocol-mode": b.protocol_mode,
-            "fast-forward": "true",
-            "igmp-snooping": "false",
-            "auto-mac": "true",
-            "ageing-time": "5m",
-            "priority": "0x8000",
-            "vlan-filtering": yes(b.vlan_filtering),
-            "dhcp-snooping": "false",
-            "running": yes(bool(link and not b.disabled)),
-            "disabled": yes(b.disabled),
-        }
-        if b.comment:
-            row["comment"] = b.comment
-        rows.append(row)
-    return rows
+    return [render(BRIDGE, BridgeView(b, links.get(b.name))) for b in state.bridges]
 
 
 def bridge_print(dev: Device, req: Request) -> Reply:
@@ -150,87 +144,83 @@ def hw_offloaded(state: State, port: BridgePort) -> bool:
     return port.hw and not port.disabled and port.bridge == first
 
 
+class PortView(NamedTuple):
+    port: BridgePort
+    number: int
+    offloaded: bool
+    inactive: bool
+
+
+def _active(prop: str) -> Prop[PortView]:
+    """A status that reads ``true`` while the port forwards."""
+    return Prop(prop, lambda v: yes(not v.inactive))
+
+
+#: ``/interface/bridge/port``: what print shows, in order, and what set/add take
+PORT: tuple[Prop[PortView], ...] = (
+    Prop(".id", lambda v: v.port.id),
+    Prop("interface", lambda v: v.port.interface,
+         choice(lambda ctx: _interface_names(ctx.state))),
+    Prop("bridge", lambda v: v.port.bridge,
+         choice(lambda ctx: [b.name for b in ctx.state.bridges])),
+    *(Prop(name, fixed) for name, fixed in (
+        ("priority", "0x80"), ("path-cost", "10"), ("internal-path-cost", "10"),
+        ("edge", "auto"), ("point-to-point", "auto"), ("learn", "auto"), ("horizon", "none"),
+        ("auto-isolate", "false"), ("restricted-role", "false"),
+        ("restricted-tcn", "false"))),
+    Prop("pvid", lambda v: str(v.port.pvid), integer(1, 4094)),
+    *(Prop(name, fixed) for name, fixed in (
+        ("frame-types", "admit-all"), ("ingress-filtering", "true"),
+        ("unknown-unicast-flood", "true"), ("unknown-multicast-flood", "true"),
+        ("broadcast-flood", "true"), ("tag-stacking", "false"), ("bpdu-guard", "false"),
+        ("trusted", "false"), ("multicast-router", "temporary-query"),
+        ("fast-leave", "false"))),
+    Prop("hw", lambda v: yes(v.port.hw), boolean),
+    Prop("hw-offload", lambda v: yes(v.offloaded)),
+    Prop("port-number", lambda v: str(v.number)),
+    Prop("role", lambda v: "disabled-port" if v.inactive else "designated-port"),
+    _active("edge-port"),
+    Prop("edge-port-discovery", "true"),
+    _active("point-to-point-port"),
+    Prop("external-fdb-status", "false"),
+    _active("sending-rstp"),
+    _active("learning"),
+    _active("forwarding"),
+    Prop("inactive", lambda v: yes(v.inactive)),
+    Prop("dynamic", "false"),
+    Prop("disabled", lambda v: yes(v.port.disabled), boolean),
+    Prop("hw-offload-group", lambda v: "switch1" if v.offloaded else None),
+    Prop("comment", lambda v: v.port.comment or None, text),
+)
+PORT_ARGS = settable(PORT)
+_PORT = by_name(PORT)
+
+
+def _running(dev: Device, state: State, port: BridgePort, links: dict[str, KernelLink]) -> bool:
+    """Whether the port's interface has link (a lane, the copper port, else any netdev)."""
+    lane = next((x for x in state.lanes if x.name == port.interface), None)
+    ether = next((e for e in state.ethers if e.name == port.interface), None)
+    if lane is not None:
+        return dev.lane_view(lane, links).running
+    if ether is not None:
+        return dev.ether_view(ether, links).running
+    return port.interface in links
+
+
 def port_rows(dev: Device) -> list[Row]:
     state, links = dev.load(), dev.links()
-    lanes = {lane.name: lane for lane in state.lanes}
-    ethers = {e.name: e for e in state.ethers}
-    rows: list[Row] = []
-    for number, p in enumerate(state.bridge_ports, start=1):
-        lane, ether = lanes.get(p.interface), ethers.get(p.interface)
-        if lane is not None:
-            running = dev.lane_view(lane, links).running
-        elif ether is not None:
-            running = dev.ether_view(ether, links).running
-        else:
-            running = p.interface in links
-        offloaded = hw_offloaded(state, p)
-        inactive = p.disabled or not running
-        row = {
-            ".id": p.id,
-            "interface": p.interface,
-            "bridge": p.bridge,
-            "priority": "0x80",
-            "path-cost": "10",
-            "internal-path-cost": "10",
-            "edge": "auto",
-            "point-to-point": "auto",
-            "learn": "auto",
-            "horizon": "none",
-            "auto-isolate": "false",
-            "restricted-role": "false",
-            "restricted-tcn": "false",
-            "pvid": str(p.pvid),
-            "frame-types": "admit-all",
-            "ingress-filtering": "true",
-            "unknown-unicast-flood": "true",
-            "unknown-multicast-flood": "true",
-            "broadcast-flood": "true",
-            "tag-stacking": "false",
-            "bpdu-guard": "false",
-            "trusted": "false",
-            "multicast-router": "temporary-query",
-            "fast-leave": "false",
-            "hw": yes(p.hw),
-            "hw-offload": yes(offloaded),
-            "port-number": str(number),
-            "role": "disabled-port" if inactive else "designated-port",
-            "edge-port": yes(not inactive),
-            "edge-port-discovery": "true",
-            "point-to-point-port": yes(not inactive),
-            "external-fdb-status": "false",
-            "sending-rstp": yes(not inactive),
-            "learning": yes(not inactive),
-            "forwarding": yes(not inactive),
-            "inactive": yes(inactive),
-            "dynamic": "false",
-            "disabled": yes(p.disabled),
-        }
-        if offloaded:
-            row["hw-offload-group"] = "switch1"
-        if p.comment:
-            row["comment"] = p.comment
-        rows.append(row)
-    return rows
+    return [render(PORT, PortView(p, number, hw_offloaded(state, p),
+                                  p.disabled or not _running(dev, state, p, links)))
+            for number, p in enumerate(state.bridge_ports, start=1)]
 
 
 def port_print(dev: Device, req: Request) -> Reply:
     return print_reply(port_rows(dev), req)
 
 
-def _apply_port_args(state: State, port: BridgePort, args: dict[str, str]) -> None:
-    for key, text in args.items():
-        if key == "interface":
-            port.interface = parse_choice("interface", text, _interface_names(state))
-        elif key == "bridge":
-            port.bridge = parse_choice("bridge", text, [b.name for b in state.bridges])
-        elif key == "hw":
-            port.hw = parse_bool("hw", text)
-        elif key == "disabled":
-            port.disabled = parse_bool("disabled", text)
-        elif key == "pvid":
-            port.pvid = parse_int("pvid", text, 1, 4094)
-        elif key == "comment":
-            port.comment = text
+def _apply_port_args(state: State, port: BridgePort, args: dict[str, str],
+                     dev: Device) -> None:
+    apply(_PORT, Ctx(dev, state, port), args)
 
 
 def port_add(dev: Device, req: Request) -> Reply:
@@ -241,7 +231,7 @@ def port_add(dev: Device, req: Request) -> Reply:
         if "bridge" not in req.args:
             raise no_match("bridge")
         port = BridgePort(id=state.new_id(), bridge="", interface="")
-        _apply_port_args(state, port, dict(req.args))
+        _apply_port_args(state, port, dict(req.args), dev)
         if any(p.interface == port.interface for p in state.bridge_ports):
             raise Trap("failure: device already added as bridge port")
         if port.interface == port.bridge:
@@ -263,7 +253,7 @@ def set_ports(dev: Device, refs: list[str], args: dict[str, str]) -> None:
     with dev.edit() as state:
         for port in pick(state.bridge_ports, refs, _port_key):
             old_interface = port.interface
-            _apply_port_args(state, port, args)
+            _apply_port_args(state, port, args, dev)
             if old_interface != port.interface:
                 dev.attach(old_interface, None)
             dev.attach(port.interface, None if port.disabled else port.bridge)

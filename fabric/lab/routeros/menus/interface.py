@@ -1,16 +1,15 @@
-"""``/interface`` and ``/interface/ethernet`` (print, set, enable/disable, monitor)."""
+"""``/interface`` and ``/interface/ethernet``: print, set, enable/disable (monitor: ``monitor``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from ..backend import KernelCounters
 from ..clock import format_datetime
 from ..counters import ethernet_counters, interface_counters, never_used
 from ..device import Device, EtherView, LaneView
-from ..errors import unknown_parameter
 from ..netlink import LinkTimes
 from ..platform import ETHER_LINK_MODES, FEC_MODES, LINK_MODES
 from ..state import Ether, Lane, State
@@ -20,26 +19,26 @@ from .base import (
     Request,
     Row,
     check_args,
-    parse_bool,
-    parse_choice,
-    parse_int,
-    parse_list,
     pick,
     print_reply,
     target_refs,
     toggle,
     yes,
 )
-
-LANE_SETTABLE = (
-    "mtu",
-    "l2mtu",
-    "speed",
-    "auto-negotiation",
-    "advertise",
-    "fec-mode",
-    "disabled",
-    "comment",
+from .monitor import ethernet_monitor
+from .props import (
+    Ctx,
+    Parse,
+    Prop,
+    apply,
+    boolean,
+    by_name,
+    choice,
+    choices,
+    integer,
+    render,
+    settable,
+    text,
 )
 
 
@@ -81,6 +80,47 @@ def link_times(times: LinkTimes | None) -> Row:
     return row
 
 
+class IfView(NamedTuple):
+    """One ``/interface`` item, whichever kind: what its row prints (None: not on this kind)."""
+
+    id: str
+    name: str
+    default_name: str | None
+    type: str
+    mtu: str
+    actual_mtu: str
+    l2mtu: str
+    max_l2mtu: str | None
+    mac: str
+    times: Row
+    counters: Row
+    running: bool
+    slave: bool
+    disabled: bool
+    comment: str
+
+
+#: ``/interface``: lanes, copper ports and bridges print alike (blocks: link times, counters)
+INTERFACE: tuple[Prop[IfView], ...] = (
+    Prop(".id", lambda v: v.id),
+    Prop("name", lambda v: v.name),
+    Prop("default-name", lambda v: v.default_name),
+    Prop("type", lambda v: v.type),
+    Prop("mtu", lambda v: v.mtu),
+    Prop("actual-mtu", lambda v: v.actual_mtu),
+    Prop("l2mtu", lambda v: v.l2mtu),
+    Prop("max-l2mtu", lambda v: v.max_l2mtu),
+    Prop("mac-address", lambda v: v.mac),
+    Prop("last-link-*-time", lambda v: v.times),
+    Prop("rx-byte, tx-byte, ...", lambda v: v.counters),
+    Prop("running", lambda v: yes(v.running)),
+    Prop("slave", lambda v: yes(v.slave)),
+    Prop("disabled", lambda v: yes(v.disabled)),
+    Prop("dynamic", "false"),
+    Prop("comment", lambda v: v.comment or None),
+)
+
+
 def interface_rows(dev: Device) -> list[Row]:
     """Every lane, copper port and bridge, as ``/interface print`` lists them (the counters
     read from the kernel now, see ``counters``; link times as the API server saw carrier
@@ -88,130 +128,106 @@ def interface_rows(dev: Device) -> list[Row]:
     state, links, counters = dev.load(), dev.links(), dev.counters()
     times = dev.observed().links
     members = bridge_members(state)
-    rows: list[Row] = []
+    top = str(dev.platform.max_l2mtu)
+    views: list[IfView] = []
     for lane in state.lanes:
-        view = dev.lane_view(lane, links)
-        row = {
-            ".id": lane.id,
-            "name": lane.name,
-            "default-name": lane.default_name,
-            "type": "ether",
-            "mtu": str(view.mtu),
-            "actual-mtu": str(view.mtu),
-            "l2mtu": str(lane.l2mtu),
-            "max-l2mtu": str(dev.platform.max_l2mtu),
-            "mac-address": view.mac,
-            **(link_times(times.get(lane.name)) if lane.cable_gbps > 0 else {}),
-            **interface_counters(lane_counters(lane, counters)),
-            "running": yes(view.running),
-            "slave": yes(lane.name in members),
-            "disabled": yes(view.disabled),
-            "dynamic": "false",
-        }
-        if lane.comment:
-            row["comment"] = lane.comment
-        rows.append(row)
+        lv = dev.lane_view(lane, links)
+        views.append(IfView(
+            lane.id, lane.name, lane.default_name, "ether", str(lv.mtu), str(lv.mtu),
+            str(lane.l2mtu), top, lv.mac,
+            link_times(times.get(lane.name)) if lane.cable_gbps > 0 else {},
+            interface_counters(lane_counters(lane, counters)), lv.running,
+            lane.name in members, lv.disabled, lane.comment))
     for ether in state.ethers:
         ev = dev.ether_view(ether, links)
-        row = {
-            ".id": ether.id,
-            "name": ether.name,
-            "default-name": ether.default_name,
-            "type": "ether",
-            "mtu": str(ether.mtu),
-            "actual-mtu": str(ether.mtu),
-            "l2mtu": str(ether.l2mtu),
-            "max-l2mtu": str(dev.platform.max_l2mtu),
-            "mac-address": ev.mac,
-            **link_times(times.get(ether.name)),
-            **interface_counters(counters.get(ether.name)),
-            "running": yes(ev.running),
-            "slave": yes(ether.name in members),
-            "disabled": yes(ev.disabled),
-            "dynamic": "false",
-        }
-        if ether.comment:
-            row["comment"] = ether.comment
-        rows.append(row)
+        views.append(IfView(
+            ether.id, ether.name, ether.default_name, "ether", str(ether.mtu), str(ether.mtu),
+            str(ether.l2mtu), top, ev.mac, link_times(times.get(ether.name)),
+            interface_counters(counters.get(ether.name)), ev.running, ether.name in members,
+            ev.disabled, ether.comment))
     for bridge in state.bridges:
         link = links.get(bridge.name)
-        actual = str(link.mtu) if link else "1500"
-        running = bool(link and link.admin_up and not bridge.disabled)
-        row = {
-            ".id": bridge.id,
-            "name": bridge.name,
-            "type": "bridge",
-            "mtu": bridge.mtu,
-            "actual-mtu": actual,
-            "l2mtu": "65535",
-            "mac-address": link.mac if link else "",
-            **link_times(times.get(bridge.name)),
-            **interface_counters(counters.get(bridge.name)),
-            "running": yes(running),
-            "slave": "false",
-            "disabled": yes(bridge.disabled),
-            "dynamic": "false",
-        }
-        if bridge.comment:
-            row["comment"] = bridge.comment
-        rows.append(row)
-    return rows
+        views.append(IfView(
+            bridge.id, bridge.name, None, "bridge", bridge.mtu,
+            str(link.mtu) if link else "1500", "65535", None, link.mac if link else "",
+            link_times(times.get(bridge.name)), interface_counters(counters.get(bridge.name)),
+            bool(link and link.admin_up and not bridge.disabled), False, bridge.disabled,
+            bridge.comment))
+    return [render(INTERFACE, v) for v in views]
+
+
+def _mtu() -> Parse:
+    return integer(lambda p: p.min_mtu, lambda p: p.max_l2mtu)
+
+
+def _l2mtu() -> Parse:
+    return integer(0, lambda p: p.max_l2mtu)
+
+
+def _named(port: Callable[[Any], Lane | Ether]) -> tuple[Prop[Any], ...]:
+    return (Prop(".id", lambda v: port(v).id), Prop("name", lambda v: port(v).name),
+            Prop("default-name", lambda v: port(v).default_name))
+
+
+def _link(port: Callable[[Any], Lane | Ether], modes: Iterable[str]) -> tuple[Prop[Any], ...]:
+    """The settings every ethernet port has, from ``arp`` to ``speed``."""
+    return (Prop("mac-address", lambda v: v.mac),
+            Prop("orig-mac-address", lambda v: port(v).mac_address),
+            Prop("arp", "enabled"), Prop("arp-timeout", "auto"), Prop("loop-protect", "default"),
+            Prop("auto-negotiation", lambda v: yes(port(v).auto_negotiation), boolean),
+            Prop("advertise", lambda v: ",".join(port(v).advertise), choices(modes)),
+            Prop("speed", lambda v: port(v).speed, choice(modes)))
+
+
+_FLOW: tuple[Prop[Any], ...] = (
+    Prop("tx-flow-control", "off"), Prop("rx-flow-control", "off"),
+    Prop("bandwidth", "unlimited/unlimited"))
+
+
+def _state(port: Callable[[Any], Lane | Ether]) -> tuple[Prop[Any], ...]:
+    return (Prop("running", lambda v: yes(v.running)),
+            Prop("disabled", lambda v: yes(v.disabled), boolean),
+            Prop("comment", lambda v: port(v).comment or None, text))
+
+
+def _lane(v: LaneView) -> Lane:
+    return v.lane
+
+
+def _ether(v: EtherView) -> Ether:
+    return v.ether
+
+
+#: ``/interface/ethernet`` for a lane: what print shows, in order, and what set takes
+ETHERNET: tuple[Prop[LaneView], ...] = (
+    *_named(_lane),
+    Prop("mtu", lambda v: str(v.mtu), _mtu()),
+    Prop("l2mtu", lambda v: str(v.lane.l2mtu), _l2mtu()),
+    *_link(_lane, LINK_MODES),
+    Prop("fec-mode", lambda v: v.lane.fec_mode, choice(FEC_MODES)),
+    *_FLOW,
+    Prop("switch", "switch1"),
+    *_state(_lane),
+)
+#: the same for the RJ45 port: its own link modes, and no FEC (a copper port has none)
+ETHER: tuple[Prop[EtherView], ...] = (
+    *_named(_ether),
+    Prop("mtu", lambda v: str(v.ether.mtu), _mtu()),
+    Prop("l2mtu", lambda v: str(v.ether.l2mtu), _l2mtu()),
+    *_link(_ether, ETHER_LINK_MODES),
+    *_FLOW,
+    *_state(_ether),
+)
+LANE_SETTABLE = settable(ETHERNET)
+_LANE, _ETHER = by_name(ETHERNET), by_name(ETHER)
 
 
 def ethernet_row(dev: Device, view: LaneView) -> Row:
-    lane = view.lane
-    row = {
-        ".id": lane.id,
-        "name": lane.name,
-        "default-name": lane.default_name,
-        "mtu": str(view.mtu),
-        "l2mtu": str(lane.l2mtu),
-        "mac-address": view.mac,
-        "orig-mac-address": lane.mac_address,
-        "arp": "enabled",
-        "arp-timeout": "auto",
-        "loop-protect": "default",
-        "auto-negotiation": yes(lane.auto_negotiation),
-        "advertise": ",".join(lane.advertise),
-        "speed": lane.speed,
-        "fec-mode": lane.fec_mode,
-        "tx-flow-control": "off",
-        "rx-flow-control": "off",
-        "bandwidth": "unlimited/unlimited",
-        "switch": "switch1",
-        "running": yes(view.running),
-        "disabled": yes(view.disabled),
-    }
-    if lane.comment:
-        row["comment"] = lane.comment
-    return row
+    return render(ETHERNET, view)
 
 
 def ether_row(view: EtherView) -> Row:
-    e = view.ether
-    row = {
-        ".id": e.id,
-        "name": e.name,
-        "default-name": e.default_name,
-        "mtu": str(e.mtu),
-        "l2mtu": str(e.l2mtu),
-        "mac-address": view.mac,
-        "orig-mac-address": e.mac_address,
-        "arp": "enabled",
-        "arp-timeout": "auto",
-        "loop-protect": "default",
-        "auto-negotiation": yes(e.auto_negotiation),
-        "advertise": ",".join(e.advertise),
-        "speed": e.speed,
-        "tx-flow-control": "off",
-        "rx-flow-control": "off",
-        "bandwidth": "unlimited/unlimited",
-        "running": yes(view.running),
-        "disabled": yes(view.disabled),
-    }
-    if e.comment:
-        row["comment"] = e.comment
-    return row
+    return render(ETHER, view)
 
 
 def ethernet_stats_rows(dev: Device) -> list[Row]:
@@ -241,39 +257,20 @@ def ethernet_print(dev: Device, req: Request) -> Reply:
 _Port = TypeVar("_Port", Lane, Ether)
 
 
-def _changed_lane(dev: Device, lane: Lane, args: dict[str, str]) -> Lane:
+def _changed_lane(dev: Device, state: State, lane: Lane, args: dict[str, str]) -> Lane:
     """Validated copy of ``lane`` with ``args`` applied (nothing touched yet)."""
-    return _changed(dev, lane, args, LINK_MODES, fec=True)
+    return _changed(dev, state, lane, args, _LANE, strict=False)
 
 
-def _changed_ether(dev: Device, ether: Ether, args: dict[str, str]) -> Ether:
-    """The same for the RJ45 port: its own link modes, and no FEC (a copper port has none)."""
-    return _changed(dev, ether, args, ETHER_LINK_MODES, fec=False)
+def _changed_ether(dev: Device, state: State, ether: Ether, args: dict[str, str]) -> Ether:
+    """The same for the RJ45 port: an argument its table lacks (``fec-mode``) is refused."""
+    return _changed(dev, state, ether, args, _ETHER, strict=True)
 
 
-def _changed(dev: Device, port: _Port, args: dict[str, str], modes: Iterable[str],
-             fec: bool) -> _Port:
-    p = dev.platform
+def _changed(dev: Device, state: State, port: _Port, args: dict[str, str],
+             table: Mapping[str, Prop[Any]], strict: bool) -> _Port:
     new = replace(port, advertise=list(port.advertise))
-    for key, text in args.items():
-        if key == "mtu":
-            new.mtu = parse_int("mtu", text, p.min_mtu, p.max_l2mtu)
-        elif key == "l2mtu":
-            new.l2mtu = parse_int("l2mtu", text, 0, p.max_l2mtu)
-        elif key == "speed":
-            new.speed = parse_choice("speed", text, modes)
-        elif key == "auto-negotiation":
-            new.auto_negotiation = parse_bool("auto-negotiation", text)
-        elif key == "advertise":
-            new.advertise = parse_list("advertise", text, modes)
-        elif key == "fec-mode" and fec and isinstance(new, Lane):
-            new.fec_mode = parse_choice("fec-mode", text, FEC_MODES)
-        elif key == "disabled":
-            new.disabled = parse_bool("disabled", text)
-        elif key == "comment":
-            new.comment = text
-        elif not fec:
-            raise unknown_parameter()
+    apply(table, Ctx(dev, state, new), args, strict)
     return new
 
 
@@ -281,7 +278,7 @@ def set_ethers(dev: Device, refs: list[str], args: dict[str, str]) -> None:
     """Settings of the copper port(s): state only (the lab's management netdev is left alone)."""
     with dev.edit() as state:
         for ether in pick(state.ethers, refs, _ether_key):
-            state.ethers[state.ethers.index(ether)] = _changed_ether(dev, ether, args)
+            state.ethers[state.ethers.index(ether)] = _changed_ether(dev, state, ether, args)
 
 
 def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
@@ -290,7 +287,7 @@ def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
     ether_refs, lane_refs = split_ether_refs(state, refs)
     pick(state.lanes, lane_refs, _lane_key)  # every miss and bad value before any change
     for ether in pick(state.ethers, ether_refs, _ether_key):
-        _changed_ether(dev, ether, args)
+        _changed_ether(dev, state, ether, args)
     if ether_refs:
         set_ethers(dev, ether_refs, args)
     if not lane_refs:
@@ -299,11 +296,11 @@ def set_lanes(dev: Device, refs: list[str], args: dict[str, str]) -> None:
         names = [lane.name for lane in pick(state.lanes, lane_refs, _lane_key)]
         for lane in [state.lane(n) for n in names]:  # validate every value before any change
             assert lane is not None
-            _changed_lane(dev, lane, args)
+            _changed_lane(dev, state, lane, args)
         for name in names:
             before = state.lane(name)
             assert before is not None
-            after = _changed_lane(dev, before, args)
+            after = _changed_lane(dev, state, before, args)
             state.lanes[state.lanes.index(before)] = after
             dev.apply_lane(state, before, after, dev.links())
 
@@ -313,77 +310,6 @@ def ethernet_set(dev: Device, req: Request) -> Reply:
     refs = target_refs(req)
     set_lanes(dev, refs, {k: v for k, v in req.args.items() if k in LANE_SETTABLE})
     return Reply()
-
-
-def monitor_row(view: LaneView) -> Row:
-    lane, result = view.lane, view.negotiated
-    row: Row = {"name": lane.name}
-    if view.running:
-        row |= {
-            "status": "link-ok",
-            "auto-negotiation": "done" if lane.auto_negotiation else "disabled",
-            "rate": f"{result.gbps}Gbps",
-            "full-duplex": "true",
-            "tx-flow-control": "false",
-            "rx-flow-control": "false",
-            "fec": result.fec,
-        }
-    else:  # training: the PHY is at work on a lit cable; else nothing to train with
-        autoneg = "incomplete" if view.training else "failed"
-        row |= {
-            "status": "no-link",
-            "auto-negotiation": autoneg if lane.auto_negotiation else "disabled",
-        }
-    row["advertising"] = ",".join(lane.advertise)
-    row["sfp-module-present"] = yes(view.present)
-    if view.present:
-        row |= {
-            "sfp-rx-loss": yes(not view.running and not view.training),
-            "sfp-tx-fault": "false",
-            "sfp-type": "QSFP56-DD" if lane.cable_gbps >= 400 else "QSFP56",
-            "sfp-connector-type": "no-separable-connector",
-            "sfp-link-length-copper": "1m",
-            "sfp-vendor-name": "Mikrotik",
-            "sfp-vendor-part-number": f"DAC-{lane.cable_gbps}G",
-            "eeprom-checksum": "good",
-        }
-    return row
-
-
-def ether_monitor_row(view: EtherView) -> Row:
-    e = view.ether
-    row: Row = {"name": e.name}
-    if view.running:
-        row |= {
-            "status": "link-ok",
-            "auto-negotiation": "done" if e.auto_negotiation else "disabled",
-            "rate": "1Gbps",
-            "full-duplex": "true",
-            "tx-flow-control": "false",
-            "rx-flow-control": "false",
-        }
-    else:
-        row |= {"status": "no-link", "auto-negotiation": "failed" if e.auto_negotiation
-                else "disabled"}  # fmt: skip
-    row["advertising"] = ",".join(e.advertise)
-    return row
-
-
-def ethernet_monitor(dev: Device, req: Request) -> Reply:
-    """``monitor =numbers=X =once=``: one snapshot per lane (without ``once`` also one)."""
-    check_args(req, (".id", "numbers", "once", "duration", "interval"))
-    state, links = dev.load(), dev.links()
-    items: list[Lane | Ether] = [*state.lanes, *state.ethers]
-    picked = pick(items, target_refs(req), lambda x: (x.id, x.name))
-    rows = [
-        monitor_row(dev.lane_view(x, links))
-        if isinstance(x, Lane)
-        else ether_monitor_row(dev.ether_view(x, links))
-        for x in picked
-    ]
-    if req.proplist is not None:
-        rows = [{k: r[k] for k in req.proplist if k in r} for r in rows]
-    return Reply(rows=rows)
 
 
 def interface_print(dev: Device, req: Request) -> Reply:

@@ -7,7 +7,9 @@ from ..clock import format_duration
 from ..device import Device
 from ..discovery import NeighborEntry, current
 from ..platform import DISCOVERY_PROTOCOLS
-from .base import Menu, Reply, Request, Row, check_args, parse_bool, parse_list, print_reply, yes
+from ..state import Discovery
+from .base import Menu, Reply, Request, Row, check_args, parse_list, print_reply, yes
+from .props import Ctx, Prop, apply, boolean, by_name, render, settable, text
 
 
 def _address(addresses: tuple[str, ...]) -> str:
@@ -44,28 +46,29 @@ def neighbor_print(dev: Device, req: Request) -> Reply:
     return print_reply(neighbor_rows(dev), req)
 
 
+#: ``/ip/neighbor/discovery-settings``: what print shows, in order, and what set takes
+DISCOVERY: tuple[Prop[Discovery], ...] = (
+    Prop("discover-interface-list", lambda d: d.discover_interface_list, text),
+    Prop("protocol", lambda d: d.protocol,
+         lambda ctx, prop, value: ",".join(parse_list(prop, value, DISCOVERY_PROTOCOLS))),
+    Prop("lldp-dcbx", lambda d: yes(d.lldp_dcbx), boolean),
+    Prop("lldp-med-net-policy-vlan", "disabled"),
+    Prop("mode", "tx-and-rx"),
+)
+_DISCOVERY = by_name(DISCOVERY)
+#: the order set reads its arguments in (the first bad one is refused)
+_SET_ORDER = ("protocol", "lldp-dcbx", "discover-interface-list")
+
+
 def discovery_print(dev: Device, req: Request) -> Reply:
-    d = dev.load().discovery
-    row = {
-        "discover-interface-list": d.discover_interface_list,
-        "protocol": d.protocol,
-        "lldp-dcbx": yes(d.lldp_dcbx),
-        "lldp-med-net-policy-vlan": "disabled",
-        "mode": "tx-and-rx",
-    }
-    return print_reply([row], req)
+    return print_reply([render(DISCOVERY, dev.load().discovery)], req)
 
 
 def discovery_set(dev: Device, req: Request) -> Reply:
-    check_args(req, ("protocol", "lldp-dcbx", "discover-interface-list"))
+    check_args(req, settable(DISCOVERY))
     with dev.edit() as state:
-        d = state.discovery
-        if "protocol" in req.args:
-            d.protocol = ",".join(parse_list("protocol", req.args["protocol"], DISCOVERY_PROTOCOLS))
-        if "lldp-dcbx" in req.args:
-            d.lldp_dcbx = parse_bool("lldp-dcbx", req.args["lldp-dcbx"])
-        if "discover-interface-list" in req.args:
-            d.discover_interface_list = req.args["discover-interface-list"]
+        args = {k: req.args[k] for k in _SET_ORDER if k in req.args}
+        apply(_DISCOVERY, Ctx(dev, state, state.discovery), args)
     return Reply()
 
 

@@ -10,10 +10,11 @@ Every item is **emulated state**: the kernel of the lab has no QoS, so nothing h
 netdev or a frame. Menus follow the version the switch reports (``platform.QOS_*_SINCE``): a
 menu the version lacks is answered like RouterOS answers an unknown path (``no such command
 prefix``). Which properties a menu's rows have, and so which arguments its commands take,
-comes from the property table by chip family and version (fabric/intent/platforms.yaml
-``routeros_properties``, see ``qos_common``): a property this chip or version lacks is not
-printed, and setting it is refused with ``unknown parameter``, as RouterOS refuses any
-argument a menu does not have. The chip family is the state's ``chip_family``.
+and how each value is read (its type), come from the property table by chip family and
+version (fabric/intent/platforms.yaml ``routeros_properties``, see ``qos_common``): a property
+this chip or version lacks is not printed, and setting it is refused with ``unknown
+parameter``, as RouterOS refuses any argument a menu does not have. The chip family is the
+state's ``chip_family``.
 
 Not modelled: the manual says new-generation chips keep ``qos-hw-offloading=yes`` whatever is
 asked; here it reads back what was set. Error texts the manual and field reports do not give

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
-from fabric.intent.platforms import routeros_properties, version_tuple
+from fabric.intent.platforms import MenuProperty, routeros_properties, version_tuple
 
 from ..device import Device
 from ..errors import CATEGORY_ARGUMENT, Trap, no_match
 from ..state import State
 from .base import Reply, Request, Row, check_args, parse_int, print_reply, yes
+from .props import Ctx, Parse, Prop, apply, boolean, choice, integer, text, word_or
 
 SWITCH, QOS = "/interface/ethernet/switch", "/interface/ethernet/switch/qos"
 TRUST = ("ignore", "trust", "keep")
@@ -46,11 +48,57 @@ def table_row(state: State, menu: str, row: Row) -> Row:
     return {k: v for k, v in row.items() if k == ".id" or k in keep}
 
 
-def check(req: Request, state: State, menu: str, args: Iterable[str], ids: bool = True) -> None:
-    """``unknown parameter`` for an argument this command does not take, or that this chip and
-    version do not have (RouterOS refuses both alike)."""
+def check(req: Request, state: State, menu: str, args: Iterable[str] | None = None,
+          ids: bool = True) -> None:
+    """``unknown parameter`` for an argument this command does not take (`args`; None: every
+    property the table lets be set), or that this chip and version do not have (RouterOS
+    refuses both alike)."""
     keep = set(shown(state, menu))
-    check_args(req, [*(IDS if ids else ()), *(a for a in args if a in keep)])
+    takes = routeros_properties().settable(menu, state.chip_family, state.version)
+    check_args(req, [*(IDS if ids else ()), *(a for a in (takes if args is None else args)
+                                              if a in keep)])
+
+
+#: a `ref` property's menu -> the names its items have
+REFS: dict[str, Callable[[State], list[str]]] = {
+    f"{QOS}/profile": lambda state: [p.name for p in state.qos.profiles],
+    f"{QOS}/map": lambda state: ["default"],
+    f"{QOS}/priority-flow-control": lambda state: [p.name for p in state.qos.pfc],
+}
+
+
+def _parser(spec: MenuProperty, names: Parse | None) -> Parse:
+    """How set/add read a value of `spec`'s type (platforms.yaml); `names`: the menu's own
+    check of a `name` (unique, built-in items kept)."""
+    lo, hi = spec.range or (0, 0)
+    parse: Parse = {
+        "bool": boolean,
+        "int": integer(lo, hi),
+        "choice": choice(spec.choices),
+        "text": text,
+        "classes": lambda ctx, prop, value: parse_classes(prop, value),
+        "dscp-list": lambda ctx, prop, value: parse_dscp_list(prop, value),
+        "rate": lambda ctx, prop, value: parse_rate(prop, value,
+                                                    ctx.dev.platform.max_egress_rate_bps),
+        "ref": choice(lambda ctx: REFS[spec.ref](ctx.state)),
+        "name": names or text,
+    }[spec.type]
+    return word_or(spec.words, parse) if spec.words else parse
+
+
+def qos_table(menu: str, names: Parse | None = None, **attrs: str | None
+              ) -> dict[str, Prop[Any]]:
+    """`menu`'s settable properties as platforms.yaml types them (``attrs``: where a value
+    goes when not to the attribute its name says, keyed with ``_`` for ``-``; None: dropped)."""
+    return {p.name: Prop(p.name, parse=_parser(p, names),
+                         attr=attrs.get(p.name.replace("-", "_"), ""))
+            for p in routeros_properties().menus[menu] if not p.read_only}
+
+
+def qos_apply(table: dict[str, Prop[Any]], dev: Device, state: State, item: Any,
+              args: dict[str, str]) -> None:
+    """Read `args` (checked already) into `item`, in the order given."""
+    apply(table, Ctx(dev, state, item), args)
 
 
 def parse_rate(prop: str, text: str, maximum: int) -> int:

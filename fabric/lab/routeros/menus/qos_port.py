@@ -3,28 +3,33 @@ state only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from ..device import Device
 from ..errors import unknown_parameter
-from ..qos_state import QosPort
-from ..state import State
-from .base import Reply, Request, Row, check_args, parse_choice, pick, target_refs, yes
-from .qos_common import (
-    QOS,
-    QUEUES,
-    RATE_KEYS,
-    TRUST,
-    WRED_THRESHOLDS,
-    check,
-    format_rate,
-    has,
-    parse_classes,
-    parse_rate,
-)
+from .base import Reply, Request, Row, check_args, pick, target_refs, yes
+from .props import Ctx, Prop
+from .qos_common import QOS, QUEUES, RATE_KEYS, check, format_rate, has, qos_apply, qos_table
 
 PORT, SETTINGS = f"{QOS}/port", f"{QOS}/settings"
-PORT_ARGS = ("profile", "map", "trust-l2", "trust-l3", "tx-manager", "pfc", *RATE_KEYS)
-SETTINGS_ARGS = ("multicast-buffers", "shared-buffers", "wred-threshold", "lossless-buffers",
-                 "lossless-traffic-class")
+_SETTINGS = qos_table(SETTINGS)
+
+
+def _shaper(rate: Prop[Any]) -> Prop[Any]:
+    """``egress-rate-queueN``: the value goes to the port's ``egress_rate[N]``."""
+    assert rate.parse is not None
+    parse = rate.parse
+
+    def into(ctx: Ctx, prop: str, value: str) -> int:
+        bps: int = parse(ctx, prop, value)
+        ctx.item.egress_rate[prop[-1]] = bps
+        return bps
+
+    return replace(rate, parse=into, attr=None)
+
+
+_PORT = {k: _shaper(p) if k in RATE_KEYS else p for k, p in qos_table(PORT).items()}
 
 # --- qos/port -------------------------------------------------------------------------------
 
@@ -49,30 +54,12 @@ def port_rows(dev: Device) -> list[Row]:
     return rows
 
 
-def _port_args(dev: Device, state: State, port: QosPort, args: dict[str, str]) -> None:
-    for key, text in args.items():
-        if key == "profile":
-            port.profile = parse_choice(key, text, [p.name for p in state.qos.profiles])
-        elif key == "map":
-            port.map = parse_choice(key, text, ["default"])
-        elif key == "trust-l2":
-            port.trust_l2 = parse_choice(key, text, TRUST)
-        elif key == "trust-l3":
-            port.trust_l3 = parse_choice(key, text, TRUST)
-        elif key == "tx-manager":
-            port.tx_manager = parse_choice(key, text, ["default", "offline"])
-        elif key == "pfc":
-            port.pfc = parse_choice(key, text, [p.name for p in state.qos.pfc])
-        elif key in RATE_KEYS:
-            port.egress_rate[key[-1]] = parse_rate(key, text, dev.platform.max_egress_rate_bps)
-
-
 def qos_port_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, PORT, PORT_ARGS)
+        check(req, state, PORT)
         args = {k: v for k, v in req.args.items() if k not in (".id", "numbers")}
         for port in pick(state.qos.ports, target_refs(req), lambda x: (x.id, x.name)):
-            _port_args(dev, state, port, args)
+            qos_apply(_PORT, dev, state, port, args)
     return Reply()
 
 
@@ -101,14 +88,6 @@ def settings_rows(dev: Device) -> list[Row]:
 
 def settings_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, SETTINGS, SETTINGS_ARGS, ids=False)
-        s = state.qos.settings
-        for key, text in req.args.items():
-            if key == "lossless-traffic-class":
-                s.lossless_traffic_class = ("auto" if text == "auto"
-                                            else parse_classes(key, text))
-            elif key == "wred-threshold":
-                s.wred_threshold = parse_choice(key, text, WRED_THRESHOLDS)
-            else:
-                setattr(s, key.replace("-", "_"), text)
+        check(req, state, SETTINGS, ids=False)
+        qos_apply(_SETTINGS, dev, state, state.qos.settings, dict(req.args))
     return Reply()

@@ -6,27 +6,18 @@ from __future__ import annotations
 
 from ..device import Device
 from ..errors import Trap
-from ..qos_state import PfcProfile, TxQueue
+from ..qos_state import PfcProfile
 from ..state import State
-from .base import (
-    Reply,
-    Request,
-    Row,
-    parse_bool,
-    parse_choice,
-    parse_int,
-    pick,
-    target_refs,
-    yes,
-)
-from .qos_common import QOS, SCHEDULES, check, has, missing, offloaded, parse_classes
+from .base import Reply, Request, Row, pick, target_refs, yes
+from .props import Ctx
+from .qos_common import QOS, check, has, missing, offloaded, qos_apply, qos_table
 
 TX_MANAGER, QUEUE = f"{QOS}/tx-manager", f"{QOS}/tx-manager/queue"
 PFC = f"{QOS}/priority-flow-control"
 
 # --- qos/tx-manager and its queues ----------------------------------------------------------
 
-QUEUE_ARGS = ("schedule", "weight", "use-shared-buffers", "wred", "ecn", "queue-buffers")
+_QUEUE = qos_table(QUEUE)
 
 
 def tx_manager_rows(dev: Device) -> list[Row]:
@@ -55,31 +46,22 @@ def queue_rows(dev: Device) -> list[Row]:
 
 def queue_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, QUEUE, QUEUE_ARGS)
+        check(req, state, QUEUE)
+        args = {k: v for k, v in req.args.items() if k in _QUEUE}
         for q in pick(state.qos.tx_queues, target_refs(req), lambda x: (x.id, "")):
-            _queue_args(q, req)
+            qos_apply(_QUEUE, dev, state, q, args)
     return Reply()
-
-
-def _queue_args(q: TxQueue, req: Request) -> None:
-    for key, text in req.args.items():
-        if key == "schedule":
-            q.schedule = parse_choice(key, text, SCHEDULES)
-        elif key == "weight":
-            q.weight = parse_int(key, text, 1, 255)
-        elif key == "use-shared-buffers":
-            q.use_shared_buffers = parse_bool(key, text)
-        elif key == "wred":
-            q.wred = parse_bool(key, text)
-        elif key == "ecn":
-            q.ecn = parse_bool(key, text)
-        elif key == "queue-buffers":
-            q.queue_buffers = text
 
 
 # --- qos/priority-flow-control --------------------------------------------------------------
 
-PFC_ARGS = ("name", "traffic-class", "rx", "tx", "pause-threshold", "resume-threshold")
+def _pfc_name(ctx: Ctx, prop: str, value: str) -> str:
+    if value != ctx.item.name and ctx.state.qos.pfc_profile(value) is not None:
+        raise Trap("failure: profile with such name already exists")
+    return value
+
+
+_PFC = qos_table(PFC, _pfc_name)
 
 
 def pfc_rows(dev: Device) -> list[Row]:
@@ -97,45 +79,33 @@ def pfc_rows(dev: Device) -> list[Row]:
     return rows
 
 
-def _pfc_args(state: State, p: PfcProfile, args: dict[str, str]) -> None:
+def _pfc_args(dev: Device, state: State, p: PfcProfile, args: dict[str, str]) -> None:
     if p.builtin:
         raise Trap("failure: cannot change the built-in profile")
-    for key, text in args.items():
-        if key == "name":
-            if text != p.name and state.qos.pfc_profile(text) is not None:
-                raise Trap("failure: profile with such name already exists")
-            p.name = text
-        elif key == "traffic-class":
-            p.traffic_class = parse_classes(key, text)
-        elif key in ("rx", "tx"):
-            setattr(p, key, parse_bool(key, text))
-        elif key == "pause-threshold":
-            p.pause_threshold = text
-        elif key == "resume-threshold":
-            p.resume_threshold = text
+    qos_apply(_PFC, dev, state, p, args)
 
 
 def pfc_add(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, PFC, PFC_ARGS, ids=False)
+        check(req, state, PFC, ids=False)
         for arg in ("name", "traffic-class"):
             if not req.args.get(arg):
                 raise missing(arg)
         if state.qos.pfc_profile(req.args["name"]) is not None:
             raise Trap("failure: profile with such name already exists")
         p = PfcProfile(id=state.qos.new_id(), name=req.args["name"])
-        _pfc_args(state, p, dict(req.args))
+        _pfc_args(dev, state, p, dict(req.args))
         state.qos.pfc.append(p)
     return Reply(ret=p.id)
 
 
 def pfc_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, PFC, PFC_ARGS)
-        args = {k: v for k, v in req.args.items() if k in PFC_ARGS}
+        check(req, state, PFC)
+        args = {k: v for k, v in req.args.items() if k in _PFC}
         for p in pick(state.qos.pfc, target_refs(req), lambda x: (x.id, x.name)):
             old = p.name
-            _pfc_args(state, p, args)
+            _pfc_args(dev, state, p, args)
             for port in state.qos.ports:
                 port.pfc = p.name if port.pfc == old else port.pfc
     return Reply()

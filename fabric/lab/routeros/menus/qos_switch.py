@@ -7,14 +7,16 @@ from ..device import Device
 from ..errors import Trap
 from ..qos_state import QosMapIp, QosProfile
 from ..state import State
-from .base import Reply, Request, Row, parse_bool, parse_choice, parse_int, pick, target_refs, yes
-from .qos_common import QOS, SWITCH, check, missing, offloaded, parse_dscp_list
+from .base import Reply, Request, Row, pick, target_refs, yes
+from .props import Ctx
+from .qos_common import QOS, SWITCH, check, missing, offloaded, qos_apply, qos_table
 
 PROFILE, MAP, MAP_IP = f"{QOS}/profile", f"{QOS}/map", f"{QOS}/map/ip"
 
 # --- /interface/ethernet/switch -------------------------------------------------------------
 
-SWITCH_ARGS = ("l3-hw-offloading", "mirror-source", "mirror-target", "qos-hw-offloading")
+#: mirror-source/-target are taken and not kept (the lab mirrors nothing)
+_SWITCH = qos_table(SWITCH, mirror_source=None, mirror_target=None)
 
 
 def switch_rows(dev: Device) -> list[Row]:
@@ -26,20 +28,16 @@ def switch_rows(dev: Device) -> list[Row]:
 
 def switch_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, SWITCH, SWITCH_ARGS)
+        check(req, state, SWITCH)
+        # in table order, not as given: l3-hw-offloading is read first
+        args = {k: req.args[k] for k in _SWITCH if k in req.args}
         for sw in pick([state.switch], target_refs(req), lambda s: (s.id, s.name)):
-            if "l3-hw-offloading" in req.args:
-                sw.l3_hw_offloading = parse_bool("l3-hw-offloading",
-                                                 req.args["l3-hw-offloading"])
-            if "qos-hw-offloading" in req.args:
-                sw.qos_hw_offloading = parse_bool("qos-hw-offloading",
-                                                  req.args["qos-hw-offloading"])
+            qos_apply(_SWITCH, dev, state, sw, args)
     return Reply()
 
 
 # --- qos/profile ----------------------------------------------------------------------------
 
-PROFILE_ARGS = ("name", "traffic-class", "pcp", "dscp", "comment", "automap")
 
 
 def profile_rows(dev: Device) -> list[Row]:
@@ -60,46 +58,38 @@ def profile_rows(dev: Device) -> list[Row]:
     return rows
 
 
-def _profile_args(state: State, p: QosProfile, args: dict[str, str]) -> None:
-    for key, text in args.items():
-        if key == "name":
-            if p.builtin and text != p.name:
-                raise Trap("failure: cannot rename a built-in profile")
-            if text != p.name and state.qos.profile(text) is not None:
-                raise Trap("failure: profile with such name already exists")
-            p.name = text
-        elif key == "traffic-class":
-            p.traffic_class = parse_int(key, text, 0, 7)
-        elif key == "pcp":
-            p.pcp = parse_int(key, text, 0, 7)
-        elif key == "dscp":
-            p.dscp = parse_int(key, text, 0, 63)
-        elif key == "automap":
-            p.automap = parse_bool(key, text)
-        elif key == "comment":
-            p.comment = text
+def _profile_name(ctx: Ctx, prop: str, value: str) -> str:
+    p: QosProfile = ctx.item
+    if p.builtin and value != p.name:
+        raise Trap("failure: cannot rename a built-in profile")
+    if value != p.name and ctx.state.qos.profile(value) is not None:
+        raise Trap("failure: profile with such name already exists")
+    return value
+
+
+_PROFILE = qos_table(PROFILE, _profile_name)
 
 
 def profile_add(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, PROFILE, PROFILE_ARGS, ids=False)
+        check(req, state, PROFILE, ids=False)
         if not req.args.get("name"):
             raise missing("name")
         if state.qos.profile(req.args["name"]) is not None:
             raise Trap("failure: profile with such name already exists")
         p = QosProfile(id=state.qos.new_id(), name=req.args["name"])
-        _profile_args(state, p, dict(req.args))
+        qos_apply(_PROFILE, dev, state, p, dict(req.args))
         state.qos.profiles.append(p)
     return Reply(ret=p.id)
 
 
 def profile_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, PROFILE, PROFILE_ARGS)
+        check(req, state, PROFILE)
         args = {k: v for k, v in req.args.items() if k not in (".id", "numbers")}
         for p in pick(state.qos.profiles, target_refs(req), lambda x: (x.id, x.name)):
             old = p.name
-            _profile_args(state, p, args)
+            qos_apply(_PROFILE, dev, state, p, args)
             if p.name != old:
                 _rename_profile(state, old, p.name)
     return Reply()
@@ -127,7 +117,7 @@ def profile_remove(dev: Device, req: Request) -> Reply:
 
 # --- qos/map and qos/map/ip -----------------------------------------------------------------
 
-MAP_IP_ARGS = ("map", "dscp", "profile", "disabled")
+_MAP_IP = qos_table(MAP_IP)
 
 
 def map_rows(dev: Device) -> list[Row]:
@@ -148,36 +138,24 @@ def map_ip_rows(dev: Device) -> list[Row]:
     return rows
 
 
-def _map_ip_args(state: State, m: QosMapIp, args: dict[str, str]) -> None:
-    for key, text in args.items():
-        if key == "dscp":
-            m.dscp = parse_dscp_list(key, text)
-        elif key == "profile":
-            m.profile = parse_choice(key, text, [p.name for p in state.qos.profiles])
-        elif key == "map":
-            m.map = parse_choice(key, text, ["default"])
-        elif key == "disabled":
-            m.disabled = parse_bool(key, text)
-
-
 def map_ip_add(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, MAP_IP, MAP_IP_ARGS, ids=False)
+        check(req, state, MAP_IP, ids=False)
         for arg in ("dscp", "profile"):
             if not req.args.get(arg):
                 raise missing(arg)
         m = QosMapIp(id=state.qos.new_id(), dscp="", profile="")
-        _map_ip_args(state, m, dict(req.args))
+        qos_apply(_MAP_IP, dev, state, m, dict(req.args))
         state.qos.maps_ip.append(m)
     return Reply(ret=m.id)
 
 
 def map_ip_set(dev: Device, req: Request) -> Reply:
     with dev.edit() as state:
-        check(req, state, MAP_IP, MAP_IP_ARGS)
-        args = {k: v for k, v in req.args.items() if k in MAP_IP_ARGS}
+        check(req, state, MAP_IP)
+        args = {k: v for k, v in req.args.items() if k in _MAP_IP}
         for m in pick(state.qos.maps_ip, target_refs(req), lambda x: (x.id, "")):
-            _map_ip_args(state, m, args)
+            qos_apply(_MAP_IP, dev, state, m, args)
     return Reply()
 
 
