@@ -113,8 +113,9 @@ def root_read(command: str, try_first: bool = True) -> str:
 _IPTABLES = root_read("iptables -S FORWARD", try_first=False)
 
 #: The longest the LLDP read waits for a cabled twin's neighbour (or a Spark neighbour's
-#: beacon) to show up, seconds.
-LLDP_WAIT_S = 3.0
+#: beacon) to show up, seconds. A healthy fabric answers at once; right after a re-plug
+#: lldpd may take a few seconds to take a new port in (3 s was too short on a loaded lab).
+LLDP_WAIT_S = 5.0
 _LLDP_STEP_S = 0.1
 #: Steps between announcements while a Spark neighbour's beacon is awaited (1 s).
 _REANNOUNCE_STEPS = 10
