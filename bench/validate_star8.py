@@ -136,7 +136,7 @@ PHASES: list[tuple[str, Callable[[str], bool]]] = [
 
 
 def bench(topology: str, prefix: str, runs: int, baseline: Path | None) -> None:
-    from fabric.lab import builder
+    from fabric.lab.lifecycle import builder
 
     lab = f"{prefix}-{topology}"
     builder.down(lab)

@@ -29,7 +29,7 @@ def resolve_target(lab: str | None, inventory: Path | None, topology: str | None
     if inventory is not None or topology is not None:
         raise InputError("--lab already names an inventory and a topology; "
                          "drop -i/-t or drop --lab")
-    from fabric.lab.registry import lab_target
+    from fabric.lab.lifecycle.registry import lab_target
 
     return lab_target(lab)
 

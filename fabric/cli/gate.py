@@ -43,7 +43,7 @@ def _current_hash(report: Path, lab: str | None, inventory: Path | None,
     from fabric.intent.build import load_intent
 
     if lab is not None:
-        from fabric.lab.registry import load_lab
+        from fabric.lab.lifecycle.registry import load_lab
 
         info = load_lab(lab)
         return load_intent(info.topology_path, info.inventory_dir).intent_hash

@@ -42,7 +42,7 @@ def up(topology: str = typer.Argument(..., help="Topology name or file."),
                 "change (default: FABRIC_LAB_LINK_TRAINING_S, else 5)."),
        ) -> None:
     """Build lab NAME from TOPOLOGY: one namespace per host, sshd, lldpd, the switch API."""
-    from fabric.lab.builder import up as build
+    from fabric.lab.lifecycle.builder import up as build
 
     start = time.monotonic()
     info = build(topology, name, progress=lambda msg: err.print(f"[dim]·[/dim] {msg}"),
@@ -58,7 +58,7 @@ def up(topology: str = typer.Argument(..., help="Topology name or file."),
 @lab.command("down")
 def down(name: str = NameOpt) -> None:
     """Remove lab NAME: processes, namespaces, bridge, veths and state (idempotent)."""
-    from fabric.lab.builder import down as remove
+    from fabric.lab.lifecycle.builder import down as remove
 
     start = time.monotonic()
     if remove(name):
@@ -72,7 +72,7 @@ def status() -> None:
     """List the labs, their hosts, namespaces, management addresses and daemons."""
     from rich.table import Table
 
-    from fabric.lab.status import lab_status
+    from fabric.lab.lifecycle.status import lab_status
 
     labs = lab_status()
     if not labs:

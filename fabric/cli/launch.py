@@ -82,7 +82,7 @@ def _spec(target: Target, entry: str, report: Report | None) -> LaunchSpec:
 
     mgmt = None
     if target.lab:
-        from fabric.lab.registry import load_lab
+        from fabric.lab.lifecycle.registry import load_lab
 
         mgmt = load_lab(target.lab).mgmt
     return build_spec(target.intent, entry=entry, gid_index=validated_gid_index(report),

@@ -23,7 +23,7 @@ def ring(tmp_path_factory: pytest.TempPathFactory) -> Ctx:
 @pytest.fixture
 def lab_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The paper lab's directory (faults.json goes there)."""
-    from fabric.lab import registry
+    from fabric.lab.lifecycle import registry
 
     monkeypatch.setattr(registry, "lab_dir", lambda name: tmp_path)
     return tmp_path

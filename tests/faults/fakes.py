@@ -18,8 +18,10 @@ import pytest
 
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
-from fabric.lab import ns, registry, sshd, timesync
-from fabric.lab.registry import LabHost, LabInfo
+from fabric.lab import ns
+from fabric.lab.host import sshd, timesync
+from fabric.lab.lifecycle import registry
+from fabric.lab.lifecycle.registry import LabHost, LabInfo
 from tests.conftest import INVENTORY, TOPOLOGIES
 
 LAB = "t-faults-paper"

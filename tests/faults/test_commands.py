@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import registry
+from fabric.lab.lifecycle import registry
 from tests.faults.fakes import LAB, FakeKernel, install, paper_lab
 
 GOLDEN = Path(__file__).with_name("commands.json")

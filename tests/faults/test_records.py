@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import registry
 from fabric.lab.faults import KINDS, Fault, RecordError, active_faults, inject
 from fabric.lab.faults.records import (
     RECORDS,
@@ -33,6 +32,7 @@ from fabric.lab.faults.records import (
     undo_from_json,
 )
 from fabric.lab.faults.state import FORMAT, faults_from_json, faults_to_json, save_faults
+from fabric.lab.lifecycle import registry
 from tests.conftest import run_cli
 from tests.faults.fakes import LAB, FakeKernel, install, paper_lab
 

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import builder, registry
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle import builder, registry
+from fabric.lab.lifecycle.registry import LabInfo
 
 pytestmark = pytest.mark.lab
 
@@ -150,7 +150,7 @@ def cables_up(info: LabInfo) -> bool:
     """Every cabled twin, hidden cable end and switch lane is up with carrier (the kernel's
     view)."""
     from fabric.cli.common import resolve_target
-    from fabric.lab.cabling import cable_end
+    from fabric.lab.lifecycle.cabling import cable_end
 
     intent = resolve_target(info.name, None, None).intent
     ends = {(p.host, p.netdev) for p in intent.interfaces()}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import in_host, validate
 
 pytestmark = pytest.mark.lab

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import Labs, fabric
 from tests.lab.test_qos import api_call
 

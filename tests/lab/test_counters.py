@@ -28,7 +28,7 @@ import pytest
 from fabric.cli.common import resolve_target
 from fabric.collect.gather import collect_facts
 from fabric.facts import Facts
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from fabric.probes.counters import counter_window, snapshot_reader
 from fabric.remote.nornir_setup import make_nornir
 from fabric.report.model import CheckResult

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import (
     RING_LINK,
     STAR_LINK,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabric.facts import Facts, facts_from_json
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.conftest import run_cli
 from tests.lab.conftest import eventually
 

@@ -17,7 +17,7 @@ import pytest
 import routeros_api
 
 from fabric.lab import faults, ns
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.conftest import run_cli
 from tests.lab.conftest import (
     RING_LINK,

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from fabric.intent.build import load_intent
-from fabric.lab import hostenv, names, netplan_shim
-from fabric.lab.registry import LabInfo
+from fabric.lab import names
+from fabric.lab.host import hostenv, netplan_shim
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import LINK_TRAINING_S, Labs, in_host, ssh, ssh_ok
 
 pytestmark = pytest.mark.lab

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from fabric.gate import REPORT_NAME
-from fabric.lab import faults, registry
-from fabric.lab.registry import LabInfo
+from fabric.lab import faults
+from fabric.lab.lifecycle import registry
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import STAR_LINK, Labs, fabric
 from tests.lab.conftest import validate as validate_json
 

@@ -14,7 +14,7 @@ from netmiko.exceptions import NetmikoTimeoutException
 from fabric.intent.build import load_intent
 from fabric.intent.model import Host
 from fabric.lab import names
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import eventually, in_host, ip_links, lldp_neighbors, netmiko_linux
 
 pytestmark = pytest.mark.lab

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.lab

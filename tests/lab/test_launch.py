@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab.registry import LabInfo, load_lab
+from fabric.lab.lifecycle.registry import LabInfo, load_lab
 from fabric.launch.apply import probe
 from fabric.launch.state import RUN_ID_VAR, RUN_LABEL, launch_state_path, load_record
 from tests.lab.conftest import fabric, in_host

@@ -15,7 +15,9 @@ import yaml
 
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
-from fabric.lab import builder, lldp, names, ns, registry
+from fabric.lab import names, ns
+from fabric.lab.host import lldp
+from fabric.lab.lifecycle import builder, registry
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.lab

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from fabric.lab.hostenv import host_path
-from fabric.lab.registry import LabInfo
+from fabric.lab.host.hostenv import host_path
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import Labs, fabric, in_host
 
 pytestmark = pytest.mark.lab

@@ -19,7 +19,7 @@ from fabric.devices.crs804.read_switch_qos import read_switch_qos
 from fabric.devices.spark.platform import QOS_RULES_PATH, QOS_SCRIPT_PATH
 from fabric.facts import Facts, facts_from_json
 from fabric.intent.build import load_intent
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from fabric.lab.routeros.export import qos_lines
 from fabric.lab.routeros.state import StateFile
 from fabric.remote.shell import ros_rows

@@ -10,7 +10,7 @@ import pytest
 import routeros_api
 from netmiko import ConnectHandler
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from fabric.lab.routeros.platform import LANE_NAMES
 from tests.lab.conftest import ip_links
 

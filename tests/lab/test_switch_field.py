@@ -14,7 +14,7 @@ import pytest
 import routeros_api
 from netmiko import ConnectHandler
 
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle.registry import LabInfo
 from fabric.lab.routeros.platform import LANE_NAMES
 from fabric.lab.routeros.state import PREPARED, State, new_state
 from tests.lab.conftest import Labs, eventually, in_host, ip_links

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fabric.lab import builder
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle import builder
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import build, in_host, validate
 
 pytestmark = pytest.mark.lab

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import registry
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle import registry
+from fabric.lab.lifecycle.registry import LabInfo
 from tests.lab.conftest import RING_LINK, STAR_LINK, Inject, failing, validate
 
 pytestmark = pytest.mark.lab

@@ -74,7 +74,7 @@ def test_a_lab_is_planned_from_its_own_target(monkeypatch: pytest.MonkeyPatch,
         assert name == "L"
         return files_target("ring4", INVENTORY)
 
-    monkeypatch.setattr("fabric.lab.registry.lab_target", lab)
+    monkeypatch.setattr("fabric.lab.lifecycle.registry.lab_target", lab)
     code, out, _ = run_cli(["validate", "--plan", "--lab", "L", "--only", "link"], capsys)
     assert code == 0 and out.startswith("validation plan: ring4")
     monkeypatch.undo()

@@ -23,7 +23,7 @@ from fabric.devices.spark.restore_spark_backup import restore_steps
 from fabric.devices.spark.snapshot import SparkSnapshot
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
-from fabric.lab import mlnx_qos_shim
+from fabric.lab.host import mlnx_qos_shim
 from fabric.lab.routeros.backend import FakeBackend
 from fabric.lab.routeros.device import Device
 from fabric.lab.routeros.menus import MENUS

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from fabric.lab import switch
+from fabric.lab.host import switch
 from fabric.lab.routeros.export import export_terse
 from fabric.lab.routeros.platform import LANE_NAMES
 from fabric.lab.routeros.state import PREPARED, State, StateFile

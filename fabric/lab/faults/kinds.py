@@ -8,7 +8,7 @@ from typing import TypeVar
 
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
-from fabric.lab import ns, registry
+from fabric.lab import ns
 from fabric.lab.faults import address, drop, link, recable, services
 from fabric.lab.faults.records import (
     AutonegUndo,
@@ -27,6 +27,7 @@ from fabric.lab.faults.records import (
 )
 from fabric.lab.faults.state import active_faults, save_faults
 from fabric.lab.faults.targets import Ctx
+from fabric.lab.lifecycle import registry
 
 R = TypeVar("R", bound=UndoRecord)
 Inject = Callable[[Ctx, str], Fault]

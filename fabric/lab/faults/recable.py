@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fabric.lab import cabling, names, ns
+from fabric.lab import names, ns
 from fabric.lab.faults.kernel import ipv4, is_up, link_info
 from fabric.lab.faults.records import (
     Cable,
@@ -20,6 +20,7 @@ from fabric.lab.faults.records import (
     SwapUndo,
 )
 from fabric.lab.faults.targets import Ctx, cable_end, swap_links
+from fabric.lab.lifecycle import cabling
 
 #: Per-twin sysctls that survive a re-laid cable (push sets them against ARP flux).
 TWIN_SYSCTLS = ("net.ipv4.conf.{dev}.arp_ignore", "net.ipv4.conf.{dev}.arp_announce")

@@ -4,9 +4,11 @@ time server that is not there)."""
 from __future__ import annotations
 
 from fabric.errors import InputError
-from fabric.lab import mgmt, ns, registry, sshd, timesync
+from fabric.lab import ns
 from fabric.lab.faults.records import Fault, SshdStopUndo, TimeUndo
 from fabric.lab.faults.targets import Ctx
+from fabric.lab.host import sshd, timesync
+from fabric.lab.lifecycle import mgmt, registry
 
 
 def sshd_stop(ctx: Ctx, target: str) -> Fault:

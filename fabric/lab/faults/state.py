@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fabric.lab import labfiles, registry
 from fabric.lab.faults.codec import RecordError
 from fabric.lab.faults.records import Fault
+from fabric.lab.host import labfiles
+from fabric.lab.lifecycle import registry
 
 FORMAT = "fabric.lab.faults/2"
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from fabric.errors import InputError
 from fabric.intent.model import Endpoint, Intent, Link
-from fabric.lab import cabling
-from fabric.lab.registry import LabInfo
+from fabric.lab.lifecycle import cabling
+from fabric.lab.lifecycle.registry import LabInfo
 
 #: Share of frames a `drop` fault loses per direction unless TARGET says otherwise.
 DROP_PERCENT = 5.0

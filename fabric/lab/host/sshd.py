@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fabric.lab import ns
-from fabric.lab.hostenv import host_path
+from fabric.lab.host.hostenv import host_path
 
 SSHD = "/usr/sbin/sshd"
 SFTP = "/usr/lib/openssh/sftp-server"

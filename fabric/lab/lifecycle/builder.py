@@ -18,20 +18,10 @@ from fabric.intent.build import load_intent
 from fabric.intent.locate import default_inventory, resolve_topology
 from fabric.intent.model import Intent
 from fabric.intent.platforms import routeros_properties
-from fabric.lab import (
-    cabling,
-    hostenv,
-    labfiles,
-    lldp,
-    mgmt,
-    names,
-    ns,
-    registry,
-    sshd,
-    switch,
-    timesync,
-)
-from fabric.lab.registry import SCHEMA, LabInfo
+from fabric.lab import names, ns
+from fabric.lab.host import hostenv, labfiles, lldp, sshd, switch, timesync
+from fabric.lab.lifecycle import cabling, mgmt, registry
+from fabric.lab.lifecycle.registry import SCHEMA, LabInfo
 from fabric.lab.routeros.platform import DEFAULT_CHIP_FAMILY
 
 Progress = Callable[[str], None]

@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 
 from fabric.lab import ns
-from fabric.lab.hostenv import host_path
+from fabric.lab.host.hostenv import host_path
 
 LLDPD = "/usr/sbin/lldpd"
 #: Shorter than lldpd's 30 s default so a re-cabled lab settles quickly (TTL = 4 x this).

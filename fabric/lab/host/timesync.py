@@ -19,7 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabric.lab import mgmt, names, ns
+from fabric.lab import names, ns
+from fabric.lab.lifecycle import mgmt
 
 #: The server's host number on the management /24 (Sparks sit at their node id, others .251+).
 SERVER_HOST = 250

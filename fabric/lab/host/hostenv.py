@@ -11,15 +11,15 @@ A Spark is set up like a DGX OS host (`write_spark_files`): its admin logs in as
 /etc/sudoers.d, NOPASSWD unless the lab was built with `--sudo-password`); /etc/netplan holds
 exactly DGX OS's 01-network-manager-all.yaml, and none of the machine's netplan files show
 through (/etc/netplan is emptied in the overlay, /lib/netplan is replaced by a directory with
-the generator only); `netplan` is the lab's wrapper (see fabric/lab/netplan_shim.py), the real
+the generator only); `netplan` is the lab's wrapper (see fabric/lab/host/netplan_shim.py), the real
 script stays reachable under /run. /var/lib/sudo, /tmp and /var/tmp are private too, so nothing
 a lab user does is written to the machine or seen by another host.
 
 A lab built from a lossless topology also gets the lab's `mlnx_qos` stand-in on each Spark's
-PATH (`install_mlnx_qos`, fabric/lab/mlnx_qos_shim.py).
+PATH (`install_mlnx_qos`, fabric/lab/host/mlnx_qos_shim.py).
 
 Each Spark runs `chronyd -x` (it never touches the clock the hosts share with the machine)
-against the lab's time server, and `chronyc` is on its PATH; see fabric/lab/timesync.py.
+against the lab's time server, and `chronyc` is on its PATH; see fabric/lab/host/timesync.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from fabric.lab import labfiles, mlnx_qos_shim, names, netplan_shim, ns
+from fabric.lab import names, ns
+from fabric.lab.host import labfiles, mlnx_qos_shim, netplan_shim
 
 #: PATH of a DGX OS (Ubuntu) login, from its /etc/environment (pam_env): sbin included.
 UBUNTU_PATH = ("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:"
@@ -210,19 +211,19 @@ def write_spark_files(hostdir: Path, user: SparkUser, script: Path) -> None:
 
 def install_mlnx_qos(hostdir: Path) -> None:
     """`mlnx_qos` for the host's PATH (the holder lays `local-bin` over /usr/local/bin): the
-    lab's stand-in, state per netdev in the host's private /run (fabric/lab/mlnx_qos_shim.py),
+    lab's stand-in, state per netdev in the host's private /run (fabric/lab/host/mlnx_qos_shim.py),
     and an `ethtool` whose pause parameters come from the same state. Installed where the
     topology is lossless; other labs keep a Spark without mlnx_qos."""
     local = hostdir / "local-bin"
     local.mkdir(mode=0o755, exist_ok=True)
     tool = local / "mlnx_qos"
     tool.write_text("#!/bin/sh\n# mlnx_qos in a fabric lab Spark: the lab's stand-in "
-                    "(fabric/lab/mlnx_qos_shim.py)\n"
+                    "(fabric/lab/host/mlnx_qos_shim.py)\n"
                     f"exec {sys.executable} -I {MLNX_QOS_SHIM} \"$@\"\n")
     tool.chmod(0o755)
     ethtool = local / "ethtool"  # -a/-A from the same NIC state, the rest the real ethtool
     ethtool.write_text("#!/bin/sh\n# ethtool in a fabric lab Spark: pause parameters from the "
-                       "NIC stand-in (fabric/lab/mlnx_qos_shim.py), all else the real one\n"
+                       "NIC stand-in (fabric/lab/host/mlnx_qos_shim.py), all else the real one\n"
                        f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
     ethtool.chmod(0o755)
 

@@ -1,6 +1,6 @@
 """What `netplan generate` rendered, read: the networkd .network files and NetworkManager
 keyfiles, as the devices they configure (`Wanted`). Part of the lab's `netplan apply`
-(fabric/lab/netplan_shim.py), which loads this file by path when it runs as a script: standard
+(fabric/lab/host/netplan_shim.py), which loads this file by path when it runs as a script: standard
 library only."""
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ WRAPPER = """{shebang}
 # netplan in a fabric lab host, bind-mounted over {script} by `fabric lab up`.
 # Every subcommand runs the real netplan (kept at {real}) except `apply`: it needs
 # systemd and udev, which a network namespace does not have, so the lab runs the real
-# `netplan generate` and applies what it generated with `ip` (fabric/lab/netplan_shim.py).
+# `netplan generate` and applies what it generated with `ip` (fabric/lab/host/netplan_shim.py).
 import os
 import runpy
 import sys
@@ -111,7 +111,7 @@ def _sibling(name: str) -> ModuleType:
     return module
 
 
-# The readers of netplan's generated files (fabric/lab/netplan_files.py).
+# The readers of netplan's generated files (fabric/lab/host/netplan_files.py).
 if TYPE_CHECKING or __package__:
     from .netplan_files import Link, Wanted, parse_ini, read_networkd, read_networkmanager
 else:

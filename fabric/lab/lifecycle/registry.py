@@ -118,7 +118,7 @@ def write_pid_file(lab_directory: Path, host: str, daemon: str, pid: int) -> Non
 
 def set_pid(lab: str, host: str, daemon: str, pid: int) -> None:
     """Record a restarted daemon's pid in lab.json and its pid file."""
-    from fabric.lab.labfiles import write_json
+    from fabric.lab.host.labfiles import write_json
 
     record = read_record(lab)
     if record is None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fabric.lab import ns, registry
+from fabric.lab import ns
+from fabric.lab.lifecycle import registry
 
 
 @dataclass(frozen=True)

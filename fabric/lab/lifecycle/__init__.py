@@ -1,0 +1,1 @@
+"""The lab's lifecycle: build, record, inspect and remove a lab (namespaces, cables, management)."""
