@@ -185,6 +185,25 @@ class MenuProperty:
     def read_only(self) -> bool:
         return not self.type
 
+    def refuses(self, value: str) -> str | None:
+        """Why this property would not take `value` (RouterOS's own checks of a bool, int or
+        choice, as the table says them), or None. Other types are taken as they are."""
+        if self.read_only:
+            return "read-only"
+        if value in self.words:
+            return None
+        if self.type == "bool" and value not in ("yes", "no", "true", "false"):
+            return "yes or no"
+        if self.type == "int":
+            low, high = self.range or (None, None)
+            if not value.lstrip("-").isdigit():
+                return "an integer"
+            if low is not None and high is not None and not low <= int(value) <= high:
+                return f"an integer {low}..{high}"
+        if self.type == "choice" and self.choices and value not in self.choices:
+            return f"one of {', '.join(self.choices)}"
+        return None
+
     def present(self, family: str, version: str) -> bool:
         """Whether a chip of `family` on RouterOS `version` has this property."""
         if family in self.not_on:

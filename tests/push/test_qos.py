@@ -381,3 +381,27 @@ def test_the_egress_rate_cap_is_data_per_routeros_version_with_its_evidence() ->
     assert egress_rate(model, 100, "7.19.4 (stable)") == "100G"
     newer = replace(model, qos_egress_caps=(*model.qos_egress_caps, ("7.24", 400, "test")))
     assert egress_rate(newer, 200, "7.24.1") == "200G" and egress_rate(newer, 200, "7.23") == "0"
+
+
+def test_the_recipe_is_checked_against_the_shared_property_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Push plans the lossless recipe against the same property table the emulator enforces
+    (platforms.yaml `routeros_properties`): the shipped recipe fits it; a recipe edited to a
+    weight RouterOS refuses is refused before anything is sent, naming the property."""
+    import fabric.devices.crs804.qos as qos_module
+    from fabric.intent import platforms
+
+    facts, sparks, _ = recorded("fresh")
+    good = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()), switch_snap(tmp_path),
+                     HOSTS)
+    assert good.switch is not None and good.switch.refused is None
+    assert qos_module.table_refusals(good.switch.calls) == []
+    shipped = platforms.roce_qos()
+    bad = replace(shipped, queues={**shipped.queues, 3: {**shipped.queues[3], "weight": "300"}})
+    monkeypatch.setattr(qos_module, "roce_qos", lambda: bad)
+    monkeypatch.setattr("fabric.devices.crs804.diff.roce_qos", lambda: bad)
+    refused = diff_push(lossless(tmp_path), facts, with_nics(sparks, nic()),
+                        switch_snap(tmp_path), HOSTS)
+    assert refused.switch is not None and refused.switch.refused is not None
+    assert "weight=300 (wants an integer 1..255)" in refused.switch.refused
+    assert "nothing is changed on any host" in refused.switch.refused

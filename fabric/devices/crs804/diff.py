@@ -113,6 +113,10 @@ def _switch_qos(intent: Intent, facts: SwitchFacts, snap: SwitchSnapshot,
                      "is not part of this push or cannot take its half (both ends or neither)")
     absent: list[str] = []
     calls = qos.switch_qos_calls(intent, facts.version, snap.rows, lanes, absent)
+    if bad := qos.table_refusals(calls):
+        refusals.append(f"{sw.host}: the lossless recipe (platforms.yaml roce_qos) sets what "
+                        f"RouterOS refuses: {'; '.join(bad)}; nothing is changed on any host")
+        return []
     for where in absent:
         prop = where.rsplit(": ", 1)[-1]
         cost = roce_qos().absent_costs.get(prop, "the recipe's setting is left to the chip")

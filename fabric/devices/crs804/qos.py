@@ -34,7 +34,13 @@ from fabric.devices.crs804.platform import (
 )
 from fabric.devices.crs804.read_switch_qos import dscp_values, qos_classes
 from fabric.intent.model import Intent
-from fabric.intent.platforms import SwitchModel, at_least, roce_qos, switch_model
+from fabric.intent.platforms import (
+    SwitchModel,
+    at_least,
+    roce_qos,
+    routeros_properties,
+    switch_model,
+)
 
 _RATE = re.compile(r"^(\d+(?:\.\d+)?)([kKMG]?)(?:bps)?$")
 _UNITS = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9}
@@ -163,6 +169,23 @@ def switch_qos_calls(intent: Intent, version: str, rows: Mapping[str, list[dict[
         calls.append(ApiCall(DISCOVERY, "set", None,
                              (Attr("lldp-dcbx", yes_no(disc.get("lldp-dcbx")), "yes"),)))
     return calls
+
+
+def table_refusals(calls: Iterable[ApiCall]) -> list[str]:
+    """What the planned QoS calls would send that the shared property table
+    (platforms.yaml `routeros_properties`, which the emulator enforces too) says the switch
+    refuses: `menu key=value (wants ...)`. Properties the table does not hold pass."""
+    table = routeros_properties()
+    found: list[str] = []
+    for call in calls:
+        for attr in call.attrs if call.path in table.menus else ():
+            try:
+                why = table.prop(call.path, attr.key).refuses(attr.new)
+            except KeyError:
+                continue
+            if why is not None:
+                found.append(f"{call.path} {attr.key}={attr.new} (wants {why})")
+    return found
 
 
 def qos_script(intent: Intent, version: str) -> list[str]:
