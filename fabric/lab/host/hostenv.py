@@ -292,7 +292,7 @@ def start_holder(netns: str, host: str, labdir: Path, hostdir: Path) -> int:
 def kept_under_tmp() -> list[str]:
     """The toolkit's own trees (its checkout, venv, Python, lab tools) that sit under /tmp or
     /var/tmp: the hosts' private /tmp and /var/tmp must still show them at the same path."""
-    trees = [Path(__file__).resolve().parents[2], Path(sys.prefix).resolve(),
+    trees = [Path(__file__).resolve().parents[3], Path(sys.prefix).resolve(),
              Path(sys.executable).resolve().parent.parent]
     if os.environ.get("FABRIC_LAB_CHRONY"):
         trees.append(Path(os.environ["FABRIC_LAB_CHRONY"]).resolve())

@@ -31,7 +31,7 @@ SERVER_NAME = "ntp"
 SERVER_IF = "eth0"
 #: Polls every 1/16 s (chrony accepts down to 2^-6): a lab synchronises in well under a second.
 POLL = -4
-REPO_TOOLS = Path(__file__).resolve().parents[2] / ".lab-tools" / "chrony"
+REPO_TOOLS = Path(__file__).resolve().parents[3] / ".lab-tools" / "chrony"
 
 
 @dataclass(frozen=True)
