@@ -105,7 +105,7 @@ def prom(watch: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prome
             got = server.query('fabric_watch_up{job="fabric-watch"}')
             return True if len(got) == len(HOSTS) else None
 
-        assert poll(scraped, 30), f"prometheus never scraped watch: {server.log.read_text()[-2000:]}"
+        assert poll(scraped, 30), f"never scraped watch: {server.log.read_text()[-2000:]}"
         yield server
 
 
