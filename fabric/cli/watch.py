@@ -19,6 +19,9 @@ TimeoutOpt = typer.Option(None, "--timeout", help="Seconds a cycle waits for a h
                           "(default: 80% of the interval, at most 10).")
 TextfileOpt = typer.Option(None, "--textfile", help="Write DIR/fabric_watch.prom every cycle "
                            "(node_exporter's textfile collector), atomically.")
+ReportOpt = typer.Option(None, "--report", help="The gate's report whose fingerprint "
+                         "fabric_gate_drift compares with (default: the last `fabric "
+                         "validate` report of the lab or site, when there is one).")
 OnceOpt = typer.Option(False, "--once", help="One cycle, then exit (0: every host answered, "
                        "3: some did not).")
 
@@ -46,7 +49,8 @@ def _checked(interval: float, timeout: float | None, listen: str | None,
 def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
               topology: str | None = TopologyOpt, listen: str | None = ListenOpt,
               interval: float = IntervalOpt, timeout: float | None = TimeoutOpt,
-              textfile: Path | None = TextfileOpt, once: bool = OnceOpt) -> None:
+              textfile: Path | None = TextfileOpt, once: bool = OnceOpt,
+              report_file: Path | None = ReportOpt) -> None:
     """Read every Spark (one SSH session each, kept open) and the switch (one API session)
     every interval; serve the samples on --listen and/or write them to --textfile.
 
@@ -56,6 +60,7 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
 
     wait, where = _checked(interval, timeout, listen, textfile, once)
     target = resolve_target(lab, inventory, topology)
+    gate = _gate(report_file, lab)
     poller = _poller(target, wait)
     stop = threading.Event()
     if not once:
@@ -71,7 +76,7 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     if where is not None:
         err_console.print(f"serving http://{where[0]}:{where[1]}/metrics every {interval:g}s")
     try:
-        _serve(poller, target, interval, where, textfile, once, report, stop)
+        _serve(poller, target, interval, where, textfile, once, report, stop, gate)
     except OSError as exc:
         raise InputError(f"--listen {listen}: {exc.strerror or exc}") from None
     if once:
@@ -79,6 +84,16 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
         if down:
             why = "; ".join(f"{h}: {r}" for h, r in sorted(down.items()))
             raise RunIncomplete(f"{len(down)} host(s) did not answer: {why}")
+
+
+def _gate(report_file: Path | None, lab: str | None) -> Any:
+    from fabric.gate import default_report_path
+    from fabric.watch.drift import load_fingerprint
+
+    if report_file is not None and not report_file.is_file():
+        raise InputError(f"--report {report_file}: no such file")
+    path = report_file or default_report_path(lab)
+    return load_fingerprint(path) if report_file or path.is_file() else None
 
 
 def _poller(target: Any, wait: float) -> Any:
@@ -90,7 +105,8 @@ def _poller(target: Any, wait: float) -> Any:
 
 
 def _serve(poller: Any, target: Any, interval: float, where: tuple[str, int] | None,
-           textfile: Path | None, once: bool, report: Any, stop: threading.Event) -> None:
+           textfile: Path | None, once: bool, report: Any, stop: threading.Event,
+           gate: Any) -> None:
     from fabric.watch.serve import registry_with, serve
 
     if once and where is None and textfile is None:
@@ -100,14 +116,14 @@ def _serve(poller: Any, target: Any, interval: float, where: tuple[str, int] | N
 
         last = LastCycle()
         try:
-            metrics, took = run_cycle(poller, target.intent, interval)
+            metrics, took = run_cycle(poller, target.intent, interval, gate)
         finally:
             poller.close()
         last.update(metrics)
         report(took, {})
         typer.echo(generate_latest(registry_with(last)).decode(), nl=False)
         return
-    serve(poller, target.intent, interval, where, textfile, once, report, stop)
+    serve(poller, target.intent, interval, where, textfile, once, report, stop, gate=gate)
 
 
 def register(app: typer.Typer) -> None:

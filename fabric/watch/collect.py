@@ -63,12 +63,15 @@ class Session:
     connects: int = 0
     failures: dict[str, int] = field(default_factory=dict)
     last_error: str | None = None
+    stage: str = "connect"  # where the last read got to: "connect", then "read"
 
     def read(self) -> Reading:
+        self.stage = "connect"
         if self.connection not in self.host.connections:
             self.connects += 1
         try:
             conn = self.host.get_connection(self.connection, self.nornir.config)
+            self.stage = "read"
             return self.reader(conn)
         except Exception:
             self.close()
@@ -80,11 +83,11 @@ class Session:
         self.host.connections.pop(self.connection, None)
 
 
-def _kind(exc: BaseException, opened: bool) -> str:
+def _kind(exc: BaseException, stage: str) -> str:
     text = type(exc).__name__ + str(exc)
     if "Timeout" in text or "timed out" in text:
         return "timeout"
-    return "read" if opened else "connect"
+    return stage
 
 
 def _switch_reader(api: Any, host: str) -> Reading:
@@ -124,7 +127,11 @@ class Poller:
         now = time.monotonic()
         waiting: dict[str, HostStatus] = {}
         for name, s in self.sessions.items():
+            late = self._inflight.get(name)
+            if late is not None and late.done():  # a stuck read came back: its result is stale
+                self._inflight.pop(name)
             if name in self._inflight:
+                s.failures["timeout"] = s.failures.get("timeout", 0) + 1
                 waiting[name] = self._status(s, False, self.timeout, "still reading (stuck)",
                                              "timeout")
             elif not s.backoff.ready(now):
@@ -136,8 +143,6 @@ class Poller:
         statuses: dict[str, HostStatus] = {}
         for name, fut in list(self._inflight.items()):
             if name in waiting:
-                if fut.done():  # the stuck read came back: asked again next cycle
-                    self._inflight.pop(name)
                 continue
             if not fut.done():
                 statuses[name] = self._failed(self.sessions[name], "timeout",
@@ -156,7 +161,7 @@ class Poller:
             reading, seconds = fut.result()
         except Exception as exc:
             where = address(s.host)
-            return self._failed(s, _kind(exc, s.connection in s.host.connections),
+            return self._failed(s, _kind(exc, s.stage),
                                 describe_failure(exc, where))
         if s.last_error is not None:
             log.warning("%s: answering again", name)

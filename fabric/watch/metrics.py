@@ -199,9 +199,10 @@ def health(statuses: Mapping[str, HostStatus], cycle_s: float, interval: float,
                            labels=("host",))
     secs = GaugeMetricFamily("fabric_watch_scrape_seconds", "Seconds the host's last read "
                              "took (the timeout when it did not answer).", labels=("host",))
-    fails = CounterMetricFamily("fabric_watch_scrape_failures", "Cycles in which the host "
-                                "was not read, by kind (timeout, connect, read).",
-                                labels=("host", "kind"))
+    fails = CounterMetricFamily("fabric_watch_scrape_failures", "Failed reads of the host "
+                                "by kind: timeout (every cycle it stays stuck), connect, read; "
+                                "cycles skipped while a session waits out its backoff are not "
+                                "counted.", labels=("host", "kind"))
     connects = CounterMetricFamily("fabric_watch_connects", "Sessions opened to the host.",
                                    labels=("host",))
     for host, s in sorted(statuses.items()):

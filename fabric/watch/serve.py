@@ -16,6 +16,7 @@ from prometheus_client.registry import Collector
 
 from fabric.intent.model import Intent
 from fabric.watch.collect import Poller
+from fabric.watch.drift import Fingerprint, drift
 from fabric.watch.metrics import cycle_metrics
 
 #: The textfile's name in `--textfile DIR` (node_exporter reads DIR/*.prom).
@@ -45,12 +46,17 @@ def registry_with(collector: LastCycle) -> CollectorRegistry:
     return registry
 
 
-def run_cycle(poller: Poller, intent: Intent, interval: float) -> tuple[list[Metric], float]:
-    """One cycle: read every host, build the samples; (metrics, seconds it took)."""
+def run_cycle(poller: Poller, intent: Intent, interval: float,
+              gate: Fingerprint | None = None) -> tuple[list[Metric], float]:
+    """One cycle: read every host, build the samples (with `gate`: the drift from that
+    fingerprint); (metrics, seconds it took)."""
     t0 = time.monotonic()
     readings, statuses = poller.cycle()
     took = time.monotonic() - t0
-    return cycle_metrics(intent, readings, statuses, took, interval, time.time()), took
+    metrics = cycle_metrics(intent, readings, statuses, took, interval, time.time())
+    if gate is not None:
+        metrics.append(drift(intent, gate, readings))
+    return metrics, took
 
 
 def write_textfile(directory: Path, registry: CollectorRegistry) -> Path:
@@ -72,7 +78,7 @@ def parse_listen(text: str) -> tuple[str, int]:
 def serve(poller: Poller, intent: Intent, interval: float, listen: tuple[str, int] | None,
           textfile: Path | None, once: bool,
           on_cycle: Callable[[float, dict[str, Any]], None] | None = None,
-          stop: threading.Event | None = None) -> None:
+          stop: threading.Event | None = None, gate: Fingerprint | None = None) -> None:
     """Run cycles every `interval` s until `stop` is set (or once, with `once`)."""
     stop = stop or threading.Event()
     last = LastCycle()
@@ -83,7 +89,7 @@ def serve(poller: Poller, intent: Intent, interval: float, listen: tuple[str, in
             server = start_http_server(listen[1], addr=listen[0], registry=registry)
         while True:
             started = time.monotonic()
-            metrics, took = run_cycle(poller, intent, interval)
+            metrics, took = run_cycle(poller, intent, interval, gate)
             last.update(metrics)
             if textfile is not None:
                 write_textfile(textfile, registry)

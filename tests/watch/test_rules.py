@@ -38,7 +38,7 @@ def test_promtool_accepts_the_shipped_rules(tmp_path: Path) -> None:
     (tmp_path / "alerts.yml").write_text(shipped_rules())
     proc = promtool("check", "rules", "alerts.yml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "SUCCESS: 8 rules found" in proc.stdout
+    assert "SUCCESS: 9 rules found" in proc.stdout
 
 
 UNIT_TESTS = f"""
@@ -65,6 +65,10 @@ tests:
         values: '9000 9000 1500 1500 1500 1500 1500 1500 1500 1500 1500 1500 1500 1500 1500'
       - series: 'fabric_link_mtu_intent_bytes{{{LINK}}}'
         values: '9000x15'
+      - series: 'fabric_gate_drift{{{LINK},field="mtu"}}'
+        values: '0 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1'
+      - series: 'fabric_gate_drift{{{OTHER},field="mtu"}}'
+        values: '0x15'
     alert_rule_test:
       - eval_time: 5m
         alertname: FabricCableFlapping
@@ -110,6 +114,12 @@ tests:
           - exp_labels: {{severity: warning, {LINK.replace('=', ': ')}}}
             exp_annotations:
               summary: "MTU of spark end of cable {CABLE} is 1500, not the intent's"
+      - eval_time: 5m
+        alertname: FabricGateDrift
+        exp_alerts:
+          - exp_labels: {{severity: warning, cable: "{CABLE}", side: spark, field: mtu}}
+            exp_annotations:
+              summary: "mtu of the spark end of cable {CABLE} is not what the gate passed"
 """
 
 
