@@ -221,3 +221,24 @@ def test_the_textfile_mirrors_the_exposition(watch: str, textfile: Path) -> None
     assert written == served and "fabric_link_up" in written
     # node_exporter reads DIR/*.prom; the writer's temporary file never ends in .prom
     assert sorted(p.name for p in textfile.glob("*.prom")) == ["fabric_watch.prom"]
+
+
+def test_drift_from_the_gate_is_zero_after_a_validation_and_names_a_changed_mtu(
+        lab: LabInfo, inject: Inject, tmp_path: Path) -> None:
+    from tests.lab.conftest import fabric
+
+    proc = fabric("validate", "--lab", LAB, "--only", "link,mtu", "--json",
+                  str(tmp_path / "report.json"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    def drift() -> dict[str, float]:
+        once = fabric("watch", "--lab", LAB, "--once", timeout=60)
+        assert once.returncode == 0, once.stderr[-3000:]
+        return _samples(once.stdout, "fabric_gate_drift")
+
+    clean = drift()
+    assert len(clean) == 16 * 3 + 8 * 2, clean  # twins: carrier, speed, MTU; lanes: MTU, LLDP
+    assert set(clean.values()) == {0.0}, {k: v for k, v in clean.items() if v}
+    inject(LAB, "mtu", "spark03:p0")
+    drifted = {k for k, v in drift().items() if v}
+    assert drifted and all('spark="spark03"' in k and 'field="mtu"' in k for k in drifted), drifted
