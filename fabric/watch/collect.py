@@ -90,8 +90,8 @@ def _kind(exc: BaseException, stage: str) -> str:
     return stage
 
 
-def _switch_reader(api: Any, host: str) -> Reading:
-    return reads.read_switch(api, host)
+def _switch_reader(api: Any, host: str, lanes: list[str]) -> Reading:
+    return reads.read_switch(api, host, lanes)
 
 
 def _spark_reader(conn: Any, host: str, twins: list[labels.TwinLabels],
@@ -107,8 +107,9 @@ class Poller:
         self.sessions: dict[str, Session] = {}
         for name, host in sorted(nr.inventory.hosts.items()):
             if host.get("role") == "switch":
+                lanes = [lane.lane for lane in labels.lanes(intent)]
                 self.sessions[name] = Session(host, nr, "routeros_api",
-                                              partial(_switch_reader, host=name))
+                                              partial(_switch_reader, host=name, lanes=lanes))
             elif twins := labels.twins(intent, name):
                 self.sessions[name] = Session(
                     host, nr, "netmiko",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from fabric.devices.crs804.qos import rate_bps
 from fabric.facts import ETHERNET, ETHTOOL, INTERFACE, IP, RDMA
 from fabric.intent.model import Intent
 from fabric.neighbors import endpoint
@@ -181,6 +182,9 @@ def add_switch(fam: Families, intent: Intent, reading: SwitchReading) -> None:
         if iface is None:
             continue
         fam.gauge("fabric_link_up", labels, float(_truth(iface.get("running"))))
+        bps = rate_bps(str(reading.monitor.get(lane.lane, {}).get("rate", "")))
+        if bps:
+            fam.gauge("fabric_link_speed_mbps", labels, bps / 10**6)
         mtu = _num(iface.get("actual-mtu", iface.get("mtu", "")))
         if mtu is not None:
             fam.gauge("fabric_link_mtu_bytes", labels, mtu)

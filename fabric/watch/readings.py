@@ -31,12 +31,15 @@ class SparkReading:
 
 @dataclass(frozen=True)
 class SwitchReading:
-    """`/interface` and `/interface/ethernet` rows by lane (print stats) and `/ip/neighbor`."""
+    """`/interface` and `/interface/ethernet` rows by lane (print stats), `/ip/neighbor`, the
+    cabled lanes' `monitor once` and `/system/health`."""
 
     host: str
     interface: dict[str, Row]
     ethernet: dict[str, Row]
     neighbors: list[Row] = field(default_factory=list)
+    monitor: dict[str, Row] = field(default_factory=dict)  # `monitor once` by lane
+    health: list[Row] = field(default_factory=list)  # /system/health
 
 
 @dataclass(frozen=True)

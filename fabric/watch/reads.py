@@ -63,14 +63,22 @@ def _rows(rows: Any) -> list[Row]:
             for r in rows]
 
 
-def read_switch(api: Any, host: str) -> SwitchReading:
-    """The switch's reading: `/interface print stats`, `/interface/ethernet print stats` and
-    `/ip/neighbor print`, sent at once (one round trip)."""
+def read_switch(api: Any, host: str, lanes: Sequence[str]) -> SwitchReading:
+    """The switch's reading: `/interface print stats`, `/interface/ethernet print stats`,
+    `/ip/neighbor print`, `monitor once` of the cabled `lanes` and `/system/health`, sent at
+    once (one round trip)."""
+    ethernet = api.get_resource("/interface/ethernet")
     pending = {
         "interface": api.get_resource("/interface").call_async("print", {"stats": ""}),
-        "ethernet": api.get_resource("/interface/ethernet").call_async("print", {"stats": ""}),
+        "ethernet": ethernet.call_async("print", {"stats": ""}),
         "neighbors": api.get_resource("/ip/neighbor").get_async(),
+        "health": api.get_resource("/system/health").get_async(),
     }
+    if lanes:  # one `!re` per lane, each naming its lane
+        pending["monitor"] = ethernet.call_async("monitor", {"numbers": ",".join(lanes),
+                                                             "once": ""})
     got: Mapping[str, list[Row]] = {k: _rows(p.get()) for k, p in pending.items()}
     by_name = {k: {str(r.get("name", "")): r for r in got[k]} for k in ("interface", "ethernet")}
-    return SwitchReading(host, by_name["interface"], by_name["ethernet"], list(got["neighbors"]))
+    return SwitchReading(host, by_name["interface"], by_name["ethernet"], list(got["neighbors"]),
+                         {str(r.get("name", "")): r for r in got.get("monitor", [])},
+                         list(got["health"]))

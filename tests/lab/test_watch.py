@@ -119,6 +119,9 @@ def test_every_twin_and_lane_is_labelled_from_the_intent(prom: Prometheus,
     assert all(s["value"][1] == "1" for s in up), [s for s in up if s["value"][1] != "1"]
     cables = {s["metric"]["cable"] for s in up}
     assert flapping in cables and len(cables) == 8
+    speeds = {s["metric"]["side"]: s["value"][1] for s in prom.query("fabric_link_speed_mbps")}
+    assert speeds == {"spark": "10000", "switch": "200000"}, speeds  # veth; the lane's rate
+    assert len(prom.query("fabric_qsfp_present == 1")) == 8
     lldp = prom.query("fabric_lldp_neighbor_match")
     assert len(lldp) == 8 and all(s["value"][1] == "1" for s in lldp), lldp
     assert not prom.firing("FabricCableFlapping")
