@@ -1,6 +1,7 @@
-"""The switch's lanes as the PHY reports them (`/interface/ethernet monitor once`) and its
-board sensors (`/system/health`): module present, QSFP temperature and optical
-power where the module reports them (a passive DAC reports neither), switch temperatures.
+"""Sensors: the switch's lanes as the PHY reports them (`/interface/ethernet monitor once`:
+module present, QSFP temperature and optical power where the module reports them; a passive
+DAC reports neither), its board sensors (`/system/health`: temperatures) and the Sparks' GPU
+(nvidia-smi: temperature, power draw).
 
 RouterOS prints `sfp-temperature` as `35C` and the powers as `-2.104dBm`; a multi-lane
 module may list one value per channel, comma-separated (each becomes a `channel` label). The
@@ -17,7 +18,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from fabric.intent.model import Intent
 from fabric.watch import labels as lbl
 from fabric.watch.metrics import LINK_LABELS
-from fabric.watch.readings import Row, SwitchReading
+from fabric.watch.readings import Row, SparkReading, SwitchReading
 
 _NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(C|dBm|mW)?\s*$")
 OPTICS = (("sfp-temperature", "fabric_qsfp_temperature_celsius",
@@ -74,3 +75,20 @@ def switch_health(host: str, rows: Iterable[Row]) -> Metric:
         if str(row.get("type", "")) == "C" and (got := values(row.get("value"))):
             fam.add_metric([host, str(row.get("name", ""))], got[0])
     return fam
+
+
+def gpu_metrics(readings: Mapping[str, object]) -> list[Metric]:
+    """The Sparks' GPU temperature and power draw (nvidia-smi), where reported."""
+    temp = GaugeMetricFamily("fabric_gpu_temperature_celsius", "GPU temperature (nvidia-smi).",
+                             labels=("spark", "gpu"))
+    power = GaugeMetricFamily("fabric_gpu_power_watts", "GPU power draw (nvidia-smi).",
+                              labels=("spark", "gpu"))
+    for host, reading in sorted(readings.items()):
+        if not isinstance(reading, SparkReading):
+            continue
+        for gpu, (celsius, watts) in sorted(reading.gpus.items()):
+            if celsius is not None:
+                temp.add_metric([host, gpu], celsius)
+            if watts is not None:
+                power.add_metric([host, gpu], watts)
+    return [temp, power]

@@ -24,9 +24,13 @@ class LinkState:
 
 @dataclass(frozen=True)
 class SparkReading:
+    """A Spark's twins (sysfs state, counters) and its GPUs: index -> (°C, W), None where
+    nvidia-smi is missing or reports N/A."""
+
     host: str
     links: dict[str, LinkState]
     counters: CounterSnapshot
+    gpus: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,17 @@ _SYSFS = ('for n in {names}; do printf "%s" "$n"; for f in {fields}; do '
           'done; echo; done')
 
 
+#: The GPU's temperature and power draw (the GB10), where nvidia-smi is installed (else 127).
+GPU = ("command -v nvidia-smi >/dev/null 2>&1 || exit 127; nvidia-smi "
+       "--query-gpu=index,temperature.gpu,power.draw --format=csv,noheader,nounits")
+
+
 def spark_script(netdevs: Sequence[str]) -> str:
     """The one batch a cycle runs on a Spark: the counters probe's jobs (`ip -s -s -j link`,
-    RDMA hw_counters, `ethtool -S` per twin) and the twins' sysfs state, last."""
+    RDMA hw_counters, `ethtool -S` per twin), the GPU's sensors and the twins' sysfs state."""
     names = " ".join(shlex.quote(n) for n in netdevs)
-    jobs = [*spark_jobs(netdevs), _SYSFS.format(names=names, fields=" ".join(_SYSFS_FIELDS))]
+    jobs = [*spark_jobs(netdevs), GPU,
+            _SYSFS.format(names=names, fields=" ".join(_SYSFS_FIELDS))]
     return 'export PATH="$PATH:/usr/sbin:/sbin"\n' + batch_script(jobs, tmp="fabric-watch")
 
 
@@ -53,9 +59,28 @@ def read_spark(connection: Any, host: str, twins: Sequence[TwinLabels],
     netdevs = [t.twin for t in twins]
     taken = now()
     _, out = exec_script(connection, spark_script(netdevs), timeout)
-    jobs = require_all(split_batch(out, len(netdevs) + 3))
-    counters = spark_snapshot(host, taken, [(t.twin, t.rdma or None) for t in twins], jobs[:-1])
-    return SparkReading(host, parse_sysfs(jobs[-1].text), counters)
+    jobs = require_all(split_batch(out, len(netdevs) + 4))
+    counters = spark_snapshot(host, taken, [(t.twin, t.rdma or None) for t in twins], jobs[:-2])
+    gpus = parse_gpus(jobs[-2].text) if jobs[-2].exit_code == 0 else {}
+    return SparkReading(host, parse_sysfs(jobs[-1].text), counters, gpus)
+
+
+def parse_gpus(text: str) -> dict[str, tuple[float | None, float | None]]:
+    """nvidia-smi's `index, temperature, power` lines: index -> (°C, W); `[N/A]` is None
+    (a GB10 may not report its power draw)."""
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3 and parts[0].isdigit():
+            out[parts[0]] = (_float(parts[1]), _float(parts[2]))
+    return out
+
+
+def _float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _rows(rows: Any) -> list[Row]:

@@ -18,7 +18,7 @@ from fabric.intent.model import Intent
 from fabric.watch.collect import Poller
 from fabric.watch.drift import Fingerprint, drift
 from fabric.watch.metrics import cycle_metrics
-from fabric.watch.optics import switch_metrics
+from fabric.watch.optics import gpu_metrics, switch_metrics
 
 #: The textfile's name in `--textfile DIR` (node_exporter reads DIR/*.prom).
 TEXTFILE = "fabric_watch.prom"
@@ -55,7 +55,7 @@ def run_cycle(poller: Poller, intent: Intent, interval: float,
     readings, statuses = poller.cycle()
     took = time.monotonic() - t0
     metrics = cycle_metrics(intent, readings, statuses, took, interval, time.time())
-    metrics += switch_metrics(intent, readings)
+    metrics += [*switch_metrics(intent, readings), *gpu_metrics(readings)]
     if gate is not None:
         metrics.append(drift(intent, gate, readings))
     return metrics, took

@@ -100,7 +100,7 @@ def test_the_spark_batch_runs_on_a_real_linux_host() -> None:
     """The very script a cycle sends, run here by sh on `lo`: every job comes back."""
     out = subprocess.run(["sh", "-c", spark_script(["lo"])], capture_output=True, text=True,
                          timeout=30, check=False).stdout
-    jobs = split_batch(out, 4)
+    jobs = split_batch(out, 5)
     assert all(j.exit_code is not None for j in jobs), out
     state = parse_sysfs(jobs[-1].text)["lo"]
     assert state.mtu == 65536 and state.speed_mbps is None
@@ -128,3 +128,15 @@ def test_drift_from_the_gate_marks_only_the_fields_that_changed(star4: Intent) -
     readings["crs804"] = SwitchReading("crs804", {"qsfp56-dd-2-1": {"mtu": "9000"}}, {}, [])
     lane = [s for s in drift(star4, then, readings).samples if s.labels["field"] == "lldp"]
     assert [s.value for s in lane] == [1.0]
+
+
+def test_gpu_lines_parse_and_na_is_none() -> None:
+    from fabric.watch.optics import gpu_metrics
+    from fabric.watch.reads import parse_gpus
+
+    gpus = parse_gpus("0, 43, [N/A]\n1, 51, 38.20\n")
+    assert gpus == {"0": (43.0, None), "1": (51.0, 38.2)}
+    reading = SparkReading("spark01", {}, CounterSnapshot("spark01", "now"), gpus)
+    temp, power = gpu_metrics({"spark01": reading})
+    assert [(s.labels["gpu"], s.value) for s in temp.samples] == [("0", 43.0), ("1", 51.0)]
+    assert [(s.labels["gpu"], s.value) for s in power.samples] == [("1", 38.2)]
