@@ -22,6 +22,10 @@ TextfileOpt = typer.Option(None, "--textfile", help="Write DIR/fabric_watch.prom
 ReportOpt = typer.Option(None, "--report", help="The gate's report whose fingerprint "
                          "fabric_gate_drift compares with (default: the last `fabric "
                          "validate` report of the lab or site, when there is one).")
+HookOpt = typer.Option(None, "--hook", help="Run CMD once when a cable flaps or a host is "
+                       "gone for --hook-cycles cycles in a row (FABRIC_WATCH_EVENT, "
+                       "FABRIC_WATCH_SUBJECT in its environment). Off by default.")
+HookCyclesOpt = typer.Option(3, "--hook-cycles", help="Cycles in a row before --hook runs.")
 OnceOpt = typer.Option(False, "--once", help="One cycle, then exit (0: every host answered, "
                        "3: some did not).")
 
@@ -50,7 +54,8 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
               topology: str | None = TopologyOpt, listen: str | None = ListenOpt,
               interval: float = IntervalOpt, timeout: float | None = TimeoutOpt,
               textfile: Path | None = TextfileOpt, once: bool = OnceOpt,
-              report_file: Path | None = ReportOpt) -> None:
+              report_file: Path | None = ReportOpt, hook: str | None = HookOpt,
+              hook_cycles: int = HookCyclesOpt) -> None:
     """Read every Spark (one SSH session each, kept open) and the switch (one API session)
     every interval; serve the samples on --listen and/or write them to --textfile.
 
@@ -61,6 +66,7 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     wait, where = _checked(interval, timeout, listen, textfile, once)
     target = resolve_target(lab, inventory, topology)
     gate = _gate(report_file, lab)
+    sustained = _hook(hook, hook_cycles)
     poller = _poller(target, wait)
     stop = threading.Event()
     if not once:
@@ -76,7 +82,7 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     if where is not None:
         err_console.print(f"serving http://{where[0]}:{where[1]}/metrics every {interval:g}s")
     try:
-        _serve(poller, target, interval, where, textfile, once, report, stop, gate)
+        _serve(poller, target, interval, where, textfile, once, report, stop, gate, sustained)
     except OSError as exc:
         raise InputError(f"--listen {listen}: {exc.strerror or exc}") from None
     if once:
@@ -84,6 +90,17 @@ def watch_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
         if down:
             why = "; ".join(f"{h}: {r}" for h, r in sorted(down.items()))
             raise RunIncomplete(f"{len(down)} host(s) did not answer: {why}")
+
+
+def _hook(command: str | None, cycles: int) -> Any:
+    if command is None:
+        return None
+    from fabric.watch.hook import SustainedHook
+
+    try:
+        return SustainedHook(command, cycles)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _gate(report_file: Path | None, lab: str | None) -> Any:
@@ -106,7 +123,7 @@ def _poller(target: Any, wait: float) -> Any:
 
 def _serve(poller: Any, target: Any, interval: float, where: tuple[str, int] | None,
            textfile: Path | None, once: bool, report: Any, stop: threading.Event,
-           gate: Any) -> None:
+           gate: Any, hook: Any) -> None:
     from fabric.watch.serve import registry_with, serve
 
     if once and where is None and textfile is None:
@@ -123,7 +140,8 @@ def _serve(poller: Any, target: Any, interval: float, where: tuple[str, int] | N
         report(took, {})
         typer.echo(generate_latest(registry_with(last)).decode(), nl=False)
         return
-    serve(poller, target.intent, interval, where, textfile, once, report, stop, gate=gate)
+    serve(poller, target.intent, interval, where, textfile, once, report, stop, gate=gate,
+          hook=hook)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ from prometheus_client.registry import Collector
 from fabric.intent.model import Intent
 from fabric.watch.collect import Poller
 from fabric.watch.drift import Fingerprint, drift
+from fabric.watch.hook import SustainedHook
 from fabric.watch.metrics import cycle_metrics
 from fabric.watch.optics import gpu_metrics, switch_metrics
 
@@ -80,7 +81,8 @@ def parse_listen(text: str) -> tuple[str, int]:
 def serve(poller: Poller, intent: Intent, interval: float, listen: tuple[str, int] | None,
           textfile: Path | None, once: bool,
           on_cycle: Callable[[float, dict[str, Any]], None] | None = None,
-          stop: threading.Event | None = None, gate: Fingerprint | None = None) -> None:
+          stop: threading.Event | None = None, gate: Fingerprint | None = None,
+          hook: SustainedHook | None = None) -> None:
     """Run cycles every `interval` s until `stop` is set (or once, with `once`)."""
     stop = stop or threading.Event()
     last = LastCycle()
@@ -93,6 +95,8 @@ def serve(poller: Poller, intent: Intent, interval: float, listen: tuple[str, in
             started = time.monotonic()
             metrics, took = run_cycle(poller, intent, interval, gate)
             last.update(metrics)
+            if hook is not None:
+                hook.observe(metrics)
             if textfile is not None:
                 write_textfile(textfile, registry)
             if on_cycle is not None:
