@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 FABRIC := $(VENV)/bin/fabric
 APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping iproute2 \
-                graphviz chromium procps psmisc openssl netplan.io sudo
+                graphviz chromium procps psmisc openssl netplan.io sudo prometheus
 DEMO_LAB ?= demo
 
 .PHONY: setup apt venv venv-test bytecode lab-tools demo test test-fast lint clean
