@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 FABRIC := $(VENV)/bin/fabric
 APT_PACKAGES := openssh-server openssh-client lldpd iperf3 ethtool iputils-ping iproute2 \
-                graphviz chromium procps psmisc openssl netplan.io sudo prometheus
+                graphviz chromium procps psmisc openssl netplan.io sudo
 DEMO_LAB ?= demo
 
 .PHONY: setup apt venv venv-test bytecode lab-tools demo test test-fast lint clean
@@ -22,15 +22,27 @@ apt:
 # chrony for the lab's time server and the Sparks' `chronyd -x`, unpacked, never installed:
 # Debian's chrony package would replace this machine's own time service.
 CHRONY_DIR := .lab-tools/chrony
-lab-tools: $(CHRONY_DIR)/usr/sbin/chronyd
+PROMETHEUS_DIR := .lab-tools/prometheus
+lab-tools: $(CHRONY_DIR)/usr/sbin/chronyd $(PROMETHEUS_DIR)/usr/bin/promtool
+
+# Unpack Debian package $(1) into .lab-tools/$(1) (downloaded, never installed).
+define unpack_deb
+	mkdir -p .lab-tools/debs
+	cd .lab-tools/debs && rm -f $(1)_*.deb && \
+	  { apt-get download $(1) >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get download $(1) >/dev/null; }; }
+	rm -rf .lab-tools/$(1) && dpkg-deb -x .lab-tools/debs/$(1)_*.deb .lab-tools/$(1)
+endef
 
 $(CHRONY_DIR)/usr/sbin/chronyd:
-	mkdir -p .lab-tools/debs
-	cd .lab-tools/debs && rm -f chrony_*.deb && \
-	  { apt-get download chrony >/dev/null 2>&1 || \
-	    { apt-get update -qq && apt-get download chrony >/dev/null; }; }
-	rm -rf $(CHRONY_DIR) && dpkg-deb -x .lab-tools/debs/chrony_*.deb $(CHRONY_DIR)
+	$(call unpack_deb,chrony)
 	test -x $@
+
+# Prometheus and promtool for the watch tests, unpacked, never installed: Debian's prometheus
+# package would start a server on this machine's own network (port 9090).
+$(PROMETHEUS_DIR)/usr/bin/promtool:
+	$(call unpack_deb,prometheus)
+	test -x $@ && test -x $(PROMETHEUS_DIR)/usr/bin/prometheus
 
 venv: $(VENV)/.installed
 

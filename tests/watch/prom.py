@@ -5,6 +5,7 @@ service). `make apt` installs the package; without it the tests fail, never skip
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -21,11 +22,20 @@ import pytest
 T = TypeVar("T")
 
 
+#: Where `make lab-tools` unpacks Debian's prometheus package (never installed: its service
+#: would listen on this machine's own network).
+UNPACKED = Path(__file__).resolve().parents[2] / ".lab-tools" / "prometheus" / "usr" / "bin"
+
+
 def tool(name: str) -> str:
-    """The path of a Prometheus tool; a failure (not a skip) without it."""
+    """The path of a Prometheus tool ($FABRIC_PROMETHEUS_BIN, the unpacked package, else
+    PATH); a failure (not a skip) without it."""
+    for folder in (os.environ.get("FABRIC_PROMETHEUS_BIN"), str(UNPACKED)):
+        if folder and os.access(Path(folder) / name, os.X_OK):
+            return str(Path(folder) / name)
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"{name} is not installed: run `make apt` (Debian package prometheus)",
+        pytest.fail(f"{name} is not there: run `make lab-tools` (unpacks Debian's prometheus)",
                     pytrace=False)
     return path
 
