@@ -8,7 +8,9 @@ Builds lab NAME (root), configures it with `fabric push --apply`, runs `fabric w
 for `--cycles` cycles, reading `fabric_watch_cycle_seconds` and the per-host
 `fabric_watch_scrape_seconds` from /metrics after each, and counts the SSH logins each Spark's
 sshd logged (`Accepted publickey` in the lab's sshd log) while watch ran: one per Spark, however
-many cycles. The lab is taken down at the end.
+many cycles. The Spark-side CPU of a scrape: the CPU time (user + system, children included)
+that processes in each Spark's namespace other than its daemons (lldpd, chronyd) used between
+the first and the last cycle observed, per cycle. The lab is taken down at the end.
 """
 
 from __future__ import annotations
@@ -38,6 +40,32 @@ def logins(lab_dir: Path) -> dict[str, int]:
             for p in sorted((lab_dir / "logs").glob("*.sshd.log"))}
 
 
+DAEMONS = {"lldpd", "chronyd"}
+
+
+def spark_cpu(lab: str) -> dict[str, float]:
+    """CPU seconds used so far by each Spark's processes other than its daemons (the watch's
+    SSH session and what its batches run), from /proc of the processes in its namespace."""
+    from fabric.lab.lifecycle import registry
+
+    info = registry.load_lab(lab)
+    nets = {os.readlink(f"/proc/{h.pids['holder']}/ns/net"): name
+            for name, h in info.hosts.items() if name.startswith("spark")}
+    tick = os.sysconf("SC_CLK_TCK")
+    out = dict.fromkeys(nets.values(), 0.0)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            host = nets.get(os.readlink(f"/proc/{pid}/ns/net"))
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
+        if host is None or comm in DAEMONS:
+            continue
+        out[host] += sum(int(v) for v in fields.split()[11:15]) / tick
+    return out
+
+
 def sample(url: str, name: str) -> dict[str, float]:
     text = urllib.request.urlopen(url, timeout=2).read().decode()
     out = {}
@@ -59,6 +87,7 @@ def measure(lab: str, lab_dir: Path, cycles: int, interval: float) -> None:
                              f"127.0.0.1:{port}", "--interval", str(interval)],
                             cwd=REPO, env=env, stderr=subprocess.DEVNULL)
     seen: dict[float, tuple[float, float]] = {}
+    cpu: list[dict[str, float]] = []
     deadline = time.monotonic() + cycles * interval * 3 + 30
     try:
         while len(seen) < cycles and time.monotonic() < deadline:
@@ -69,7 +98,9 @@ def measure(lab: str, lab_dir: Path, cycles: int, interval: float) -> None:
                 slowest = max(sample(url, "fabric_watch_scrape_seconds").values())
             except (OSError, KeyError, ValueError):
                 continue
-            seen.setdefault(stamp, (cycle, slowest))
+            if stamp not in seen:
+                seen[stamp] = (cycle, slowest)
+                cpu.append(spark_cpu(lab))
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
@@ -81,6 +112,12 @@ def measure(lab: str, lab_dir: Path, cycles: int, interval: float) -> None:
     if walls:
         print(f"later cycles: median {statistics.median(walls):.3f} s, "
               f"min {min(walls):.3f}, max {max(walls):.3f}")
+    if len(cpu) > 1:
+        per = {h: (cpu[-1][h] - cpu[0][h]) / (len(cpu) - 1) * 1000 for h in cpu[0]}
+        print(f"Spark-side CPU per scrape (over {len(cpu) - 1} cycles): min "
+              f"{min(per.values()):.1f} ms, median "
+              f"{statistics.median(per.values()):.1f} ms, max {max(per.values()):.1f} ms "
+              f"({max(per, key=lambda h: per[h])})")
     print("SSH logins while watch ran: " + ", ".join(
         f"{h} {after.get(h, 0) - before.get(h, 0)}" for h in sorted(after)))
 
