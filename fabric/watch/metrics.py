@@ -18,6 +18,7 @@ from fabric.devices.crs804.qos import rate_bps
 from fabric.facts import ETHERNET, ETHTOOL, INTERFACE, IP, RDMA
 from fabric.intent.model import Intent
 from fabric.neighbors import endpoint
+from fabric.parsers.records import LldpNeighbor
 from fabric.watch import labels as lbl
 from fabric.watch.readings import HostStatus, Row, SparkReading, SwitchReading
 
@@ -100,8 +101,9 @@ class Families:
             "fabric_link_mtu_intent_bytes": GaugeMetricFamily(
                 "fabric_link_mtu_intent_bytes", "The MTU the intent plans.", labels=LINK_LABELS),
             "fabric_lldp_neighbor_match": GaugeMetricFamily(
-                "fabric_lldp_neighbor_match", "1 when the lane's LLDP neighbour is the cable's "
-                "planned far end.", labels=LINK_LABELS),
+                "fabric_lldp_neighbor_match", "1 when the port's LLDP neighbours are the "
+                "cable's planned far end and nothing else (a Spark twin: lldpd; a switch "
+                "lane: /ip/neighbor).", labels=LINK_LABELS),
         }
         self.counters = {c.name: CounterMetricFamily(
             c.name, c.help, labels=DIRECTED if c.directed else LINK_LABELS) for c in COUNTERS}
@@ -142,7 +144,22 @@ def add_spark(fam: Families, intent: Intent, reading: SparkReading) -> None:
             if state.carrier_down is not None:
                 sources[SYSFS] = {"carrier_down": state.carrier_down}
         fam.gauge("fabric_link_mtu_intent_bytes", labels, fam.mtu)
+        if reading.neighbors is not None:
+            fam.gauge("fabric_lldp_neighbor_match", labels,
+                      float(twin_lldp_matches(intent, t, reading.neighbors)))
         _add_counters(fam, labels, sources, "spark")
+
+
+def twin_lldp_matches(intent: Intent, twin: lbl.TwinLabels,
+                      neighbors: Iterable[LldpNeighbor]) -> bool:
+    """Whether lldpd's neighbours on the twin are exactly the cable's planned far end (both
+    far twins of a Spark port name that port). A neighbour learned before a re-plug stays
+    until its TTL: a moved cable reads 0 as soon as the new far end is heard."""
+    link = next(link for link in intent.links if link.id == twin.link)
+    far = str(link.peer_of(twin.spark))
+    heard = {endpoint(intent, n.chassis_name or "", n.port_id or "")
+             for n in neighbors if n.local_interface == twin.twin}
+    return heard == {far}
 
 
 def _add_counters(fam: Families, labels: Mapping[str, str],

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabric.facts import CounterSnapshot
+from fabric.parsers.records import LldpNeighbor
 
 Row = dict[str, Any]
 
@@ -24,13 +25,14 @@ class LinkState:
 
 @dataclass(frozen=True)
 class SparkReading:
-    """A Spark's twins (sysfs state, counters) and its GPUs: index -> (°C, W), None where
-    nvidia-smi is missing or reports N/A."""
+    """A Spark's twins (sysfs state, counters), its GPUs: index -> (°C, W), None where
+    nvidia-smi is missing or reports N/A, and lldpd's neighbours (None: not read)."""
 
     host: str
     links: dict[str, LinkState]
     counters: CounterSnapshot
     gpus: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    neighbors: tuple[LldpNeighbor, ...] | None = None
 
 
 @dataclass(frozen=True)

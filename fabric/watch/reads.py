@@ -7,6 +7,9 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fabric.errors import ParseError
+from fabric.parsers import parse
+from fabric.parsers.records import LldpNeighbor
 from fabric.probes.counters import now, spark_jobs, spark_snapshot
 from fabric.remote.batch import batch_script, require_all, split_batch
 from fabric.remote.exec import exec_script
@@ -26,11 +29,17 @@ GPU = ("command -v nvidia-smi >/dev/null 2>&1 || exit 127; nvidia-smi "
        "--query-gpu=index,temperature.gpu,power.draw --format=csv,noheader,nounits")
 
 
+#: lldpd's neighbours, as the user (group _lldpd) or through `sudo -n` (else 127 / non-zero).
+LLDP = ("command -v lldpcli >/dev/null 2>&1 || exit 127; "
+        "lldpcli -f json show neighbors 2>/dev/null || sudo -n lldpcli -f json show neighbors")
+
+
 def spark_script(netdevs: Sequence[str]) -> str:
     """The one batch a cycle runs on a Spark: the counters probe's jobs (`ip -s -s -j link`,
-    RDMA hw_counters, `ethtool -S` per twin), the GPU's sensors and the twins' sysfs state."""
+    RDMA hw_counters, `ethtool -S` per twin), the GPU's sensors, lldpd's neighbours and the
+    twins' sysfs state."""
     names = " ".join(shlex.quote(n) for n in netdevs)
-    jobs = [*spark_jobs(netdevs), GPU,
+    jobs = [*spark_jobs(netdevs), GPU, LLDP,
             _SYSFS.format(names=names, fields=" ".join(_SYSFS_FIELDS))]
     return 'export PATH="$PATH:/usr/sbin:/sbin"\n' + batch_script(jobs, tmp="fabric-watch")
 
@@ -59,10 +68,19 @@ def read_spark(connection: Any, host: str, twins: Sequence[TwinLabels],
     netdevs = [t.twin for t in twins]
     taken = now()
     _, out = exec_script(connection, spark_script(netdevs), timeout)
-    jobs = require_all(split_batch(out, len(netdevs) + 4))
-    counters = spark_snapshot(host, taken, [(t.twin, t.rdma or None) for t in twins], jobs[:-2])
-    gpus = parse_gpus(jobs[-2].text) if jobs[-2].exit_code == 0 else {}
-    return SparkReading(host, parse_sysfs(jobs[-1].text), counters, gpus)
+    jobs = require_all(split_batch(out, len(netdevs) + 5))
+    counters = spark_snapshot(host, taken, [(t.twin, t.rdma or None) for t in twins], jobs[:-3])
+    gpus = parse_gpus(jobs[-3].text) if jobs[-3].exit_code == 0 else {}
+    return SparkReading(host, parse_sysfs(jobs[-1].text), counters, gpus,
+                        parse_lldp(jobs[-2].text) if jobs[-2].exit_code == 0 else None)
+
+
+def parse_lldp(text: str) -> tuple[LldpNeighbor, ...] | None:
+    """lldpd's neighbours (None when its output does not parse: not judged this cycle)."""
+    try:
+        return tuple(r for r in parse("lldpcli", text) if isinstance(r, LldpNeighbor))
+    except ParseError:
+        return None
 
 
 def parse_gpus(text: str) -> dict[str, tuple[float | None, float | None]]:

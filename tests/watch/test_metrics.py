@@ -4,6 +4,8 @@ match, a host that did not answer has no link samples."""
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +14,12 @@ from prometheus_client import generate_latest
 from fabric.facts import ETHTOOL, IP, CounterSnapshot, PortCounters
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
+from fabric.parsers.records import LldpNeighbor
 from fabric.remote.batch import split_batch
 from fabric.watch import labels
-from fabric.watch.metrics import cycle_metrics, lldp_matches
+from fabric.watch.metrics import cycle_metrics, lldp_matches, twin_lldp_matches
 from fabric.watch.readings import HostStatus, LinkState, SparkReading, SwitchReading
-from fabric.watch.reads import parse_sysfs, spark_script
+from fabric.watch.reads import parse_lldp, parse_sysfs, spark_script
 from fabric.watch.serve import LastCycle, registry_with
 from tests.conftest import INVENTORY
 
@@ -100,7 +103,7 @@ def test_the_spark_batch_runs_on_a_real_linux_host() -> None:
     """The very script a cycle sends, run here by sh on `lo`: every job comes back."""
     out = subprocess.run(["sh", "-c", spark_script(["lo"])], capture_output=True, text=True,
                          timeout=30, check=False).stdout
-    jobs = split_batch(out, 5)
+    jobs = split_batch(out, 6)
     assert all(j.exit_code is not None for j in jobs), out
     state = parse_sysfs(jobs[-1].text)["lo"]
     assert state.mtu == 65536 and state.speed_mbps is None
@@ -140,3 +143,36 @@ def test_gpu_lines_parse_and_na_is_none() -> None:
     temp, power = gpu_metrics({"spark01": reading})
     assert [(s.labels["gpu"], s.value) for s in temp.samples] == [("0", 43.0), ("1", 51.0)]
     assert [(s.labels["gpu"], s.value) for s in power.samples] == [("1", 38.2)]
+
+
+def _heard(twin: str, system: str, port: str) -> LldpNeighbor:
+    return LldpNeighbor(local_interface=twin, chassis_name=system, chassis_id=None,
+                        port_id=port, port_descr=None, mgmt_ips=())
+
+
+def test_a_spark_twin_matches_only_when_lldpd_hears_the_cables_far_end_alone() -> None:
+    """On the ring there is no switch: each twin's lldpd entries are judged against the
+    cable's far end (both far twins of a port name that port); after a re-plug the old entry
+    stays until its TTL, so the new far end beside it reads 0 at once."""
+    ring = load_intent("ring4", INVENTORY)
+    twin = next(t for t in labels.twins(ring, "spark01") if t.twin == "enp1s0f0np0")
+    far = next(link for link in ring.links if link.id == twin.link).peer_of("spark01")
+    far_twins = [i.netdev for i in ring.interfaces(far.host) if i.link_id == twin.link]
+    right = [_heard(twin.twin, far.host, n) for n in far_twins]
+    moved = _heard(twin.twin, "spark04", "enp1s0f1np1")
+    assert twin_lldp_matches(ring, twin, right)
+    assert not twin_lldp_matches(ring, twin, [*right, moved])
+    assert not twin_lldp_matches(ring, twin, [])
+    reading = replace(_spark(ring, "spark01"), neighbors=(*right, moved))
+    text = _exposition(ring, {"spark01": reading}, {"spark01": True})
+    assert (f'fabric_lldp_neighbor_match{{cable="{twin.link}",lane="",rail="0",side="spark",'
+            f'spark="spark01",twin="enp1s0f0np0"}} 0.0') in text
+    assert "fabric_lldp_neighbor_match{" not in _exposition(
+        ring, {"spark01": _spark(ring, "spark01")}, {"spark01": True})  # not read: absent
+
+
+def test_lldpds_json_becomes_neighbours_and_junk_is_not_judged() -> None:
+    raw = (Path(__file__).parents[1] / "fixtures/facts/lab_ring4_lldpcli_beacon.json").read_text()
+    heard = parse_lldp(raw)
+    assert heard and {n.local_interface for n in heard} >= {"enp1s0f0np0"}
+    assert parse_lldp("not json") is None
