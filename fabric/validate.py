@@ -196,8 +196,9 @@ def run_validation(target: Target, only: set[str] | None = None,
     if scope is not None:
         results = [r for r in results if scope.covers(r)]
     results = fold_unreachable(results, facts.errors)
-    if facts.errors:  # every result's family is listed (the `host` rows' too)
-        families = [*families, REACHABLE_CHECK.split(".", 1)[0]]
+    reach = REACHABLE_CHECK.split(".", 1)[0]
+    if facts.errors and reach not in families:  # every result's family is listed
+        families = [*families, reach]
     report = Report.build(topology=target.intent.name, intent_hash=target.intent.intent_hash,
                           started=started.isoformat(timespec="seconds"),
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,

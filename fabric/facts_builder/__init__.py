@@ -33,6 +33,7 @@ from fabric.facts import (
     TimeFact,
     VersionFacts,
 )
+from fabric.facts_builder.host import build_host_state
 from fabric.facts_builder.sections import ABSENT_RC as ABSENT_RC  # devices.spark.commands
 from fabric.facts_builder.sections import Section as Section  # devices.spark.facts, tests
 from fabric.facts_builder.sections import SectionReader, SectionRule
@@ -74,6 +75,7 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
         rd.missing[NO_RDMA] = None
     neighbors = _neighbors(rd)
     beacon = _lldp_beacon(rd)
+    host_state = build_host_state(rd, twins)
     return SparkFacts(
         host=host,
         hostname=hostname,
@@ -90,6 +92,7 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
         missing=tuple(rd.missing),
         notes=tuple(rd.notes),
         lldp_beacon=beacon,
+        host_state=host_state,
     )
 
 
