@@ -126,7 +126,7 @@ def check_ipc(intent: Intent, facts: Facts, out: Findings) -> None:
                      "semaphores and shared memory; the vLLM head hangs forever", host=host,
                      expected="no", actual="yes",
                      hint="set RemoveIPC=no in /etc/systemd/logind.conf (fabric push writes "
-                     "/etc/systemd/logind.conf.d/fabric.conf) and restart systemd-logind")
+                     "/etc/systemd/logind.conf.d/40-fabric.conf) and restart systemd-logind")
         else:
             out.ok(f"{host}: logind RemoveIPC=no ({hs.remove_ipc_file})", host=host,
                    expected="no", actual="no")

@@ -20,7 +20,8 @@ def test_hardware_like_host_state() -> None:
     assert hs.pcie["enP2p1s0f1np1"].slot == "0002:01:00.1"
     assert (hs.bios_version, hs.bios_date) == ("5.36_0ACUM018", "03/12/2026")
     assert hs.nm_profiles == ()
-    assert (hs.remove_ipc, hs.remove_ipc_file) == (False, "/etc/systemd/logind.conf.d/fabric.conf")
+    assert (hs.remove_ipc, hs.remove_ipc_file) == (
+        False, "/etc/systemd/logind.conf.d/40-fabric.conf")
     assert hs.mem_available_kib == 117024512
 
 

@@ -93,7 +93,7 @@ def _host_state(it: Intent, plans: dict[str, Any]) -> HostFacts:
         for i, n in enumerate(plans)}
     return HostFacts(pcie=pcie, bios_version="5.36_0ACUM018", bios_date="03/12/2026",
                      nm_profiles=(), remove_ipc=False,
-                     remove_ipc_file="/etc/systemd/logind.conf.d/fabric.conf",
+                     remove_ipc_file="/etc/systemd/logind.conf.d/40-fabric.conf",
                      mem_total_kib=120 * 2**20, mem_available_kib=110 * 2**20)
 
 
