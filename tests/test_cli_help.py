@@ -15,5 +15,5 @@ def test_help_lists_commands_in_flow_order() -> None:
     assert out.exit_code == 0, out.output
     listed = re.findall(r"^│ ([a-z]+) ", out.output.split("Commands")[1], flags=re.M)
     assert listed == ["topo", "plan", "whatif", "lab", "facts", "push", "validate", "doctor",
-                      "gate", "launch", "parse", "version"]
+                      "bundle", "gate", "launch", "parse", "version"]
     assert tuple(listed) == FLOW

@@ -5,12 +5,16 @@ check on the faulted Spark only, and `fabric lab heal` makes doctor pass again."
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from fabric.facts import facts_from_json
+from fabric.lab.host.hostenv import host_path
 from fabric.lab.lifecycle.registry import LabInfo
+from fabric.redact import MASK
 from tests.lab.conftest import Inject, Labs, configure, fabric, in_host
 
 pytestmark = pytest.mark.lab
@@ -91,3 +95,46 @@ def test_bad_input_exits_2(tmp_path: Path, state_dir: Path) -> None:
     proc = fabric("doctor", "--lab", "t-doc-no-such-lab", state_dir=state_dir)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "no lab named t-doc-no-such-lab" in proc.stderr
+
+
+def _text(tar: tarfile.TarFile, member: tarfile.TarInfo) -> str:
+    handle = tar.extractfile(member)
+    assert handle is not None
+    return handle.read().decode()
+
+
+def test_bundle_holds_raw_facts_reports_export_and_no_secret(lab: LabInfo, tmp_path: Path,
+                                                             state_dir: Path) -> None:
+    secrets = json.loads((lab.dir / "secrets.json").read_text())
+    password = secrets["routeros_password"]
+    # a secret pasted into a config file the batch reads: the bundle must mask it
+    holder = lab.hosts["spark02"].pids["holder"]
+    note = host_path(holder, "/etc/systemd/logind.conf.d/50-note.conf")
+    note.write_text(f"# switch password {password}\n[Login]\n")
+    try:
+        out = tmp_path / "b.tar.gz"
+        proc = fabric("bundle", "--lab", LAB, "-o", str(out), state_dir=state_dir)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        note.unlink()
+    with tarfile.open(out) as tar:
+        files = {m.name.split("/", 1)[1]: _text(tar, m) for m in tar.getmembers()
+                 if m.isfile()}
+    assert {f"raw/{h}.txt" for h in ("spark01", "spark02", "spark03", "spark04")} <= set(files)
+    assert files["raw/crs804.export.rsc"].startswith("# ") and "/interface" in \
+        files["raw/crs804.export.rsc"]
+    assert "reports/last-doctor.json" in files and json.loads(files["errors.json"]) == {}
+    facts = facts_from_json(files["facts.json"])
+    assert set(facts.sparks) == {"spark01", "spark02", "spark03", "spark04"}
+    assert facts.switch is not None and facts.sparks["spark02"].host_state.remove_ipc is False
+    assert json.loads(files["versions.json"])["topology"] == "star4"
+    assert "@@fabric-job begin logind" in files["raw/spark02.txt"]
+    assert f"# switch password {MASK}" in files["raw/spark02.txt"]
+    leaked = [name for name, text in files.items()
+              for key, value in secrets.items() if "password" in key and value in text]
+    assert leaked == []
+
+
+def test_bundle_bad_output_exits_2(tmp_path: Path, state_dir: Path) -> None:
+    proc = fabric("bundle", "--lab", LAB, "-o", str(tmp_path / "b.zip"), state_dir=state_dir)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and ".tar.gz" in proc.stderr
