@@ -1,6 +1,8 @@
 """`fabric doctor`: the `host` checks alone (PCIe links, NetworkManager profiles, logind's
 RemoveIPC, memory), from each Spark's facts batch: no probes, no bandwidth rounds. The same
-run as `fabric validate --only host`; its report is saved beside the gate's (never over it).
+run as `fabric validate --only host`, less the fingerprint's reads (links, LLDP, GIDs: no
+fingerprint, so the gate could not open on it) and the switch; its report is saved beside the
+gate's (never over it).
 Exit codes as validate's: 0 passed, 1 a check failed, 2 bad usage, 3 a host unreachable."""
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
 
     target = resolve_target(lab, inventory, topology)
     report, facts = run_validation(target, set(DOCTOR_FAMILIES), None,
-                                   say=err_console.print)
+                                   say=err_console.print, fingerprinted=False)
     print_terminal(report, err_console)
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
