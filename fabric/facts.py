@@ -102,6 +102,7 @@ class VersionFacts:
     nccl: str | None = None
     cuda_driver: str | None = None
     cuda: str | None = None  # CUDA toolkit (runtime) version, where installed
+    bios: str | None = None  # DMI bios_version (bios_date), where the host has DMI
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,13 @@ def test_memory_for_nccl_buffers(star4: Intent, star_facts: Facts) -> None:
     tight = _host(star_facts, "spark01", mem_available_kib=10 * 2**20)
     (w,) = failures(star4, tight, ("host.memory", "spark01", None))
     assert w.status == "warn"
+
+
+def test_bios_differs_on_one_spark_fails_version(star4: Intent, star_facts: Facts) -> None:
+    facts = star_facts
+    for host in ("spark01", "spark02", "spark03", "spark04"):
+        bios = "5.30_0ACUM012 (11/02/2025)" if host == "spark04" else "5.36_0ACUM018 (03/12/2026)"
+        versions = dataclasses.replace(facts.sparks[host].versions, bios=bios)
+        facts = builder.replace_spark(facts, host, versions=versions)
+    (r,) = failures(star4, facts, ("version.consistent", "spark04", None))
+    assert "BIOS 5.30_0ACUM012" in r.message and r.expected == "5.36_0ACUM018 (03/12/2026)"
