@@ -111,3 +111,31 @@ def test_bios_differs_on_one_spark_fails_version(star4: Intent, star_facts: Fact
         facts = builder.replace_spark(facts, host, versions=versions)
     (r,) = failures(star4, facts, ("version.consistent", "spark04", None))
     assert "BIOS 5.30_0ACUM012" in r.message and r.expected == "5.36_0ACUM018 (03/12/2026)"
+
+
+def _rdma_slow(intent: Intent, facts: Facts, link: str, twin: int, gbps: float) -> Facts:
+    bw = tuple(dataclasses.replace(b, gbps=gbps)
+               if (b.link_id, b.tool, b.twin) == (link, "ib_write_bw", twin) else b
+               for b in facts.bandwidth)
+    return dataclasses.replace(facts, bandwidth=bw)
+
+
+def test_degraded_init_hint_names_rail_and_cold_power_drain(ring4: Intent,
+                                                            ring_facts: Facts) -> None:
+    link = ring4.links[2]
+    facts = _rdma_slow(ring4, ring_facts, link.id, 1, 13.0)
+    rs = [r for r in run_checks(ring4, facts, {"bw"}) if r.status == "fail"]
+    (r,) = [r for r in rs if "twin B" in r.message and "both" not in r.message]
+    assert f"rail twin B of {link.id}" in r.hint and "cold power drain" in r.hint
+    assert all(h in r.hint for h in (link.a.host, link.b.host))
+
+
+def test_no_degraded_init_hint_where_pcie_explains_it(ring4: Intent, ring_facts: Facts) -> None:
+    link = ring4.links[2]
+    host = link.a.host
+    netdev = ring4.hosts[host].ports[link.a.port][1].netdev
+    pcie = dict(ring_facts.sparks[host].host_state.pcie)
+    pcie[netdev] = PcieFact(netdev, 32.0, 2, 32.0, 4)
+    facts = _rdma_slow(ring4, _host(ring_facts, host, pcie=pcie), link.id, 1, 13.0)
+    rs = [r for r in run_checks(ring4, facts, {"bw"}) if r.status == "fail"]
+    assert rs and not any("cold power drain" in r.hint for r in rs)
