@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from fabric.facts import NCCL_SIZES as SIZES
-from fabric.facts import Facts, HostFacts, SparkFacts
-from fabric.intent.model import Intent
+from fabric.facts import Facts, HostFacts, PcieFact, SparkFacts
+from fabric.intent.model import Intent, InterfaceIntent
 from validators.judge import Findings, fabric_netdevs, where
 from validators.registry import check, needs
 
@@ -40,37 +40,47 @@ def _bios(hs: HostFacts) -> str:
 @check("host.pcie")
 def check_pcie(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each cabled twin's PCIe function: trained at the profile's speed and width
-    (Gen5 x4 on a GB10); a narrower link caps RDMA whatever the cable says."""
-    speed, width = intent.profile.pcie_speed_gts, intent.profile.pcie_width
-    if speed is None or width is None:
-        out.skip(f"profile {intent.profile.name} has no PCIe link to judge")
-        return
-    want = f"{_gen(speed)} x{width}"
+    (Gen5 x4 on a GB10), or, where the profile names none, at the function's own maximum; a
+    narrower link caps RDMA whatever the cable says."""
+    prof = intent.profile
     for intended, sf in out.twins(intent):
         host, link = intended.host, intended.link_id
         fact = sf.host_state.pcie.get(intended.netdev)
         if fact is None:
-            why = _unread(sf, "sysfs", f"pcie:{intended.netdev}")
-            out.skip(f"{where(intended)}: no PCIe link read ({why})", host=host, link=link)
+            why = (f"profile {prof.name}: a lab twin has none" if prof.pcie_width is None
+                   else _unread(sf, "sysfs", f"pcie:{intended.netdev}"))
+            out.skip(f"{where(intended)}: no PCIe function read ({why})", host=host, link=link)
             continue
-        got = f"{_gen(fact.speed_gts)} x{fact.width}"
-        slot = f" (PCI {fact.slot})" if fact.slot else ""
-        if (fact.speed_gts or 0) >= speed and (fact.width or 0) >= width:
-            out.ok(f"{where(intended)}{slot}: PCIe {got}", host=host, link=link,
-                   expected=want, actual=got)
-        elif (fact.width or 0) < width:
-            out.fail(f"{where(intended)}{slot}: PCIe {got}, expected {want}: the function "
-                     f"carries at most {(fact.width or 0) * speed * 0.985:.0f} Gb/s of RDMA",
-                     host=host, link=link, expected=want, actual=got,
-                     hint=f"{_gen(fact.speed_gts)} x{fact.width}: BIOS before 2026-04 (and "
-                     f"some GB10 machines, e.g. ASUS GX10) wires the second CX-7 at x2; "
-                     f"update the BIOS ({_bios(sf.host_state)}) and power-cycle")
-        else:
-            out.fail(f"{where(intended)}{slot}: PCIe {got}, expected {want}: trained below "
-                     f"its speed", host=host, link=link, expected=want, actual=got,
-                     hint="a link that trains down is a degraded init: shut down, drain "
-                     "power fully (unplug 30 s), boot; then update the BIOS "
-                     f"({_bios(sf.host_state)}) if it recurs")
+        speed = prof.pcie_speed_gts or fact.max_speed_gts
+        width = prof.pcie_width or fact.max_width
+        if speed is None or width is None:
+            out.skip(f"{where(intended)}: its function reports no maximum link and profile "
+                     f"{prof.name} names none", host=host, link=link)
+            continue
+        _judge_pcie(out, intended, sf, fact, speed, width)
+
+
+def _judge_pcie(out: Findings, intended: InterfaceIntent, sf: SparkFacts, fact: PcieFact,
+                speed: float, width: int) -> None:
+    host, link = intended.host, intended.link_id
+    want, got = f"{_gen(speed)} x{width}", f"{_gen(fact.speed_gts)} x{fact.width}"
+    slot = f" (PCI {fact.slot})" if fact.slot else ""
+    if (fact.speed_gts or 0) >= speed and (fact.width or 0) >= width:
+        out.ok(f"{where(intended)}{slot}: PCIe {got}", host=host, link=link,
+               expected=want, actual=got)
+    elif (fact.width or 0) < width:
+        out.fail(f"{where(intended)}{slot}: PCIe {got}, expected {want}: the function "
+                 f"carries at most {(fact.width or 0) * speed * 0.985:.0f} Gb/s of RDMA",
+                 host=host, link=link, expected=want, actual=got,
+                 hint=f"{_gen(fact.speed_gts)} x{fact.width}: BIOS before 2026-04 (and "
+                 f"some GB10 machines, e.g. ASUS GX10) wires the second CX-7 at x2; "
+                 f"update the BIOS ({_bios(sf.host_state)}) and power-cycle")
+    else:
+        out.fail(f"{where(intended)}{slot}: PCIe {got}, expected {want}: trained below "
+                 f"its speed", host=host, link=link, expected=want, actual=got,
+                 hint="a link that trains down is a degraded init: shut down, drain "
+                 "power fully (unplug 30 s), boot; then update the BIOS "
+                 f"({_bios(sf.host_state)}) if it recurs")
 
 
 def _managed(name: str, netdev: str) -> bool:

@@ -60,7 +60,8 @@ def test_pushed_lab_passes_doctor(lab: LabInfo, tmp_path: Path, state_dir: Path)
     statuses = {(r["check"], r["status"]) for r in report["results"]}
     assert {c for c, s in statuses if s == "pass"} == {"host.nm", "host.ipc", "host.memory"}
     skip = [r for r in report["results"] if r["status"] == "skip"]
-    assert [r["check"] for r in skip] == ["host.pcie"] and "veth" in skip[0]["message"]
+    assert {r["check"] for r in skip} == {"host.pcie"} and len(skip) == 8  # every cabled twin
+    assert all("no PCIe function read (profile veth" in r["message"] for r in skip)
 
 
 def test_nm_profile_fault_fails_host_nm_on_that_twin(lab: LabInfo, tmp_path: Path,
@@ -85,6 +86,23 @@ def test_remove_ipc_fault_fails_host_ipc_then_heal_passes(lab: LabInfo, tmp_path
     (r,) = [r for r in report["results"] if r["status"] == "fail"]
     assert "90-lab-fault.conf" in r["message"]
     assert r["hint"].startswith("set RemoveIPC=no in /etc/systemd/logind.conf")
+    heal = fabric("lab", "heal", "--name", LAB)
+    assert heal.returncode == 0, heal.stderr
+    code, report, err = doctor(LAB, tmp_path, state_dir)
+    assert code == 0, err
+
+
+def test_pcie_width_fault_fails_host_pcie_on_that_twin(lab: LabInfo, tmp_path: Path,
+                                                        state_dir: Path, inject: Inject) -> None:
+    inject(LAB, "pcie-width", "spark04:p0")
+    code, report, err = doctor(LAB, tmp_path, state_dir)
+    assert code == 1, err
+    assert bad(report) == {("host.pcie", "spark04")}
+    (r,) = [r for r in report["results"] if r["status"] == "fail"]
+    assert "enP2p1s0f0np0" in r["message"] and (r["expected"], r["actual"]) == (
+        "Gen5 x4", "Gen5 x2")
+    assert "BIOS before 2026-04" in r["hint"]
+    assert in_host(lab, "spark04", "cat", "/sys/class/net/enP2p1s0f0np0/mtu").strip() == "9000"
     heal = fabric("lab", "heal", "--name", LAB)
     assert heal.returncode == 0, heal.stderr
     code, report, err = doctor(LAB, tmp_path, state_dir)

@@ -54,14 +54,20 @@ def test_link_trained_below_gen5_fails_with_power_drain(star4: Intent,
 def test_unread_pcie_skips_with_the_reason(star4: Intent, star_facts: Facts) -> None:
     facts = _host(star_facts, "spark03", pcie={})
     skips = [r for r in run_checks(star4, facts, {"host.pcie"}) if r.status == "skip"]
-    assert skips and all(r.host == "spark03" and "no PCIe link read" in r.message
+    assert skips and all(r.host == "spark03" and "no PCIe function read" in r.message
                          for r in skips)
 
 
-def test_veth_profile_has_no_pcie(star_facts: Facts) -> None:
+def test_veth_profile_has_no_pcie_but_a_function_is_judged_by_its_own_max(
+        star_facts: Facts) -> None:
     intent = builder.intent("tests/fixtures/validators/star4-veth.yaml")
-    results = run_checks(intent, builder.healthy(intent), {"host.pcie"})
-    assert [r.status for r in results] == ["skip"] and "veth" in results[0].message
+    facts = builder.healthy(intent)
+    results = run_checks(intent, facts, {"host.pcie"})
+    assert {r.status for r in results} == {"skip"} and all("veth" in r.message for r in results)
+    netdev, link = _twin(intent, "spark01", 1)
+    faulted = _host(facts, "spark01", pcie={netdev: PcieFact(netdev, 32.0, 2, 32.0, 4)})
+    (r,) = [r for r in run_checks(intent, faulted, {"host.pcie"}) if r.status == "fail"]
+    assert (r.host, r.link, r.expected, r.actual) == ("spark01", link, "Gen5 x4", "Gen5 x2")
 
 
 def test_wired_connection_on_a_twin_fails_netplan_profile_passes(star4: Intent,

@@ -9,7 +9,7 @@ from typing import TypeVar
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.lab import ns
-from fabric.lab.faults import address, drop, hostfiles, link, recable, services
+from fabric.lab.faults import address, drop, hostfiles, link, pcie, recable, services
 from fabric.lab.faults.records import (
     AutonegUndo,
     DefaultRouteUndo,
@@ -20,6 +20,7 @@ from fabric.lab.faults.records import (
     LinkDownUndo,
     MtuUndo,
     NmProfileUndo,
+    PcieWidthUndo,
     RemoveIpcUndo,
     SshdStopUndo,
     SwapUndo,
@@ -61,6 +62,7 @@ KINDS: dict[str, tuple[Inject, Undo]] = {
     "time": (services.time, typed(TimeUndo, services.undo_time)),
     "nm-profile": (hostfiles.nm_profile, typed(NmProfileUndo, hostfiles.undo_file)),
     "remove-ipc": (hostfiles.remove_ipc, typed(RemoveIpcUndo, hostfiles.undo_file)),
+    "pcie-width": (pcie.pcie_width, typed(PcieWidthUndo, pcie.undo_pcie_width)),
 }
 
 

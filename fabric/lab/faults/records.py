@@ -219,10 +219,21 @@ class RemoveIpcUndo(HostFileUndo):
     TAG: ClassVar[str] = "remove-ipc"
 
 
+@dataclass(frozen=True)
+class PcieWidthUndo(UndoRecord):
+    """`pcie-width`: the overlay over the twin's sysfs directory, and its lab directory."""
+
+    KIND: ClassVar[str] = "pcie-width"
+    TAG: ClassVar[str] = "pcie-width"
+    host: str
+    netdev: str
+    work: str
+
+
 RECORDS: tuple[type[UndoRecord], ...] = (
     MtuUndo, LinkDownUndo, DegradeUndo, SwapRenameUndo, SwapRepairUndo, AutonegUndo,
     WrongAddrUndo, DefaultRouteUndo, SshdStopUndo, TimeUndo, FlapUndo, DropUndo,
-    NmProfileUndo, RemoveIpcUndo)
+    NmProfileUndo, RemoveIpcUndo, PcieWidthUndo)
 #: faults.json's `type` tag -> record class.
 BY_TAG: dict[str, type[UndoRecord]] = {r.TAG: r for r in RECORDS}
 
