@@ -157,7 +157,12 @@ def nccl_buffer_bytes(sizes: str = SIZES) -> int:
 @check("host.memory")
 def check_memory(intent: Intent, facts: Facts, out: Findings) -> None:
     """Judges each Spark's available memory against nccl-tests' largest buffers plus the
-    profile's headroom: unified memory, so a buffer that does not fit kills the node."""
+    profile's headroom: unified memory, so a buffer that does not fit kills the node (only
+    where the profile judges nccl-tests: not in the lab)."""
+    if intent.profile.nccl_busbw_min_gbytes is None:
+        out.skip(f"profile {intent.profile.name} runs no nccl-tests on GPU memory (its "
+                 "hosts' memory is not a Spark's unified memory)")
+        return
     buffers = nccl_buffer_bytes()
     headroom = int(intent.profile.memory_headroom_gib * 2**30)
     need = f"{(buffers + headroom) / 2**30:.0f} GiB"
