@@ -21,6 +21,9 @@ INTERFACE, ETHERNET = "interface", "ethernet"
 #: The nccl-tests binaries the nccl family runs, and their launcher.
 TESTS = ("all_reduce_perf", "all_gather_perf")
 MPIRUN = "mpirun"
+#: Their message sizes: 512 MiB to 4 GiB, doubling (fits a Spark's unified memory beside a
+#: model; `host.memory` judges the room for the largest).
+NCCL_SIZES = "-b 512M -e 4G -f 2"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,7 @@ class VersionFacts:
     nccl: str | None = None
     cuda_driver: str | None = None
     cuda: str | None = None  # CUDA toolkit (runtime) version, where installed
+    bios: str | None = None  # DMI bios_version (bios_date), where the host has DMI
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,37 @@ class QosFact:
     pfc_enabled: tuple[int, ...] = ()
     #: (priority, its DSCP values) from `mlnx_qos -i` (empty: not collected)
     dscp2prio: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+
+@dataclass(frozen=True)
+class PcieFact:
+    """The PCIe link of one twin's function: current and maximum speed (GT/s) and width."""
+
+    netdev: str
+    speed_gts: float | None
+    width: int | None
+    max_speed_gts: float | None = None
+    max_width: int | None = None
+    slot: str | None = None  # PCI address
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """A Spark's own state the `host` checks judge. None in a field: not read (not in the
+    batch, or unreadable; the reason is in `SparkFacts.notes`/`missing`).
+
+    `nm_profiles`: NetworkManager profiles as (name, device) pairs, device None when inactive;
+    `remove_ipc`: logind's effective RemoveIPC (systemd's default, yes, when nothing sets it).
+    """
+
+    pcie: dict[str, PcieFact] = field(default_factory=dict)
+    bios_version: str | None = None
+    bios_date: str | None = None
+    nm_profiles: tuple[tuple[str, str | None], ...] | None = None
+    remove_ipc: bool | None = None
+    remove_ipc_file: str | None = None  # the file whose line decided it (None: the default)
+    mem_total_kib: int | None = None
+    mem_available_kib: int | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +174,7 @@ class SparkFacts:
     #: The LLDP beacon this host announced during the collection (None: it did not, or could
     #: not; `fabric.neighbors`).
     lldp_beacon: str | None = None
+    host_state: HostFacts = field(default_factory=HostFacts)
 
 
 @dataclass(frozen=True)

@@ -134,19 +134,25 @@ def fold_unreachable(results: Iterable[CheckResult], errors: dict[str, str]) -> 
 
 def plan_validation(target: Target, only: set[str] | None = None,
                     hosts: Iterable[str] | None = None, duration_s: float | None = None,
-                    rate: str | None = None) -> tuple[ValidationPlan, Scope | None]:
+                    rate: str | None = None, fingerprinted: bool = True
+                    ) -> tuple[ValidationPlan, Scope | None]:
     """The plan of validating the target (or only `hosts` and their cables), built from the
     selected families' needs without touching a host; InputError (exit 2) on an unknown
-    check, family or host."""
+    check, family or host. Not `fingerprinted` (`fabric doctor`): only what the families
+    judge is read (no fingerprint, so no LLDP wait), on the hosts they judge."""
     families = selected_families(only)
     intent = target.intent
     scope = None if hosts is None else host_scope(intent, hosts)
     needs = validators.needs_of(families)
     wanted = list(scope.collect) if scope is not None else sorted(
         h for h in intent.cabled if intent.hosts[h].role in ROLES)
+    collect = collect_families(families)
+    if not fingerprinted:
+        collect -= {FINGERPRINT}
+        if not any(n.switch or n.lldp for n in needs):
+            wanted = [h for h in wanted if intent.hosts[h].role == "spark"]
     opts = probe_options(needs, duration_s, rate, None if scope is None else scope.hosts)
-    plan = build_plan(intent, needs, validators.select(only), wanted,
-                      collect_families(families), opts)
+    plan = build_plan(intent, needs, validators.select(only), wanted, collect, opts)
     return plan, scope
 
 
@@ -156,7 +162,7 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
     """Collect and probe as `plan` says: one Nornir, so one SSH session per Spark serves the
     facts and every probe of the run."""
     intent = target.intent
-    wanted = None if scope is None else list(scope.collect)
+    wanted = list(scope.collect) if scope is not None else list(plan.hosts)
     nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
     try:
         facts, collected = gather_facts(target, hosts=wanted, progress=progress, nornir=nr,
@@ -180,12 +186,13 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
 def run_validation(target: Target, only: set[str] | None = None,
                    progress: Progress | None = None, duration_s: float | None = None,
                    rate: str | None = None, say: Callable[[str], None] | None = None,
-                   hosts: Iterable[str] | None = None,
-                   phases: Phases | None = None) -> tuple[Report, Facts]:
+                   hosts: Iterable[str] | None = None, phases: Phases | None = None,
+                   fingerprinted: bool = True) -> tuple[Report, Facts]:
     """Validate the target (or only `hosts` and their cables): plan, collect facts, run the
-    probes the selected checks judge, check. `phases` records where the time went."""
+    probes the selected checks judge, check. `phases` records where the time went; not
+    `fingerprinted`: the report carries no fingerprint (`plan_validation`)."""
     mark = phases.mark if phases is not None else None
-    plan, scope = plan_validation(target, only, hosts, duration_s, rate)
+    plan, scope = plan_validation(target, only, hosts, duration_s, rate, fingerprinted)
     families = list(plan.families)
     started = datetime.now(UTC)
     t0 = time.monotonic()
@@ -196,14 +203,15 @@ def run_validation(target: Target, only: set[str] | None = None,
     if scope is not None:
         results = [r for r in results if scope.covers(r)]
     results = fold_unreachable(results, facts.errors)
-    if facts.errors:  # every result's family is listed (the `host` rows' too)
-        families = [*families, REACHABLE_CHECK.split(".", 1)[0]]
+    reach = REACHABLE_CHECK.split(".", 1)[0]
+    if facts.errors and reach not in families:  # every result's family is listed
+        families = [*families, reach]
     report = Report.build(topology=target.intent.name, intent_hash=target.intent.intent_hash,
                           started=started.isoformat(timespec="seconds"),
                           duration_s=time.monotonic() - t0, results=results, lab=target.lab,
                           families=families, schedule=facts.schedule,
                           facts_errors=facts.errors,
-                          fingerprint=fingerprint(target.intent, facts),
-                          checks=list(plan.checks))
+                          fingerprint=fingerprint(target.intent, facts) if fingerprinted
+                          else None, checks=list(plan.checks))
     secrets = target.credentials.secrets()
     return redact(report, secrets), redact(facts, secrets)

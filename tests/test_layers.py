@@ -1,8 +1,8 @@
 """The package import graph: no cycles, and each layer imports only the layers below it.
 
-cli -> features (collect, push, probes, launch, plan, validate, gate, lab, watch) -> devices (one
-package per device behind one contract) -> core (remote, intent, facts, report, parsers,
-...). validators judge facts against the intent: they import intent and facts only (plus
+cli -> features (collect, push, probes, launch, plan, validate, gate, lab, bundle, watch) ->
+devices (one package per device behind one contract) -> core (remote, intent, facts, report,
+parsers, ...). validators judge facts against the intent: they import intent and facts only (plus
 the result record they return and the input error type).
 Every import counts, lazy and TYPE_CHECKING ones too: a lazy import is still a dependency.
 """
@@ -16,7 +16,8 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
-FEATURES = {"collect", "push", "probes", "launch", "plan", "validate", "gate", "lab", "watch"}
+FEATURES = {"collect", "push", "probes", "launch", "plan", "validate", "gate", "lab", "bundle",
+            "watch"}
 #: Between the features and the core: features may import devices, devices the core only.
 DEVICES = {"devices"}
 CORE = {"remote", "intent", "facts", "facts_builder", "report", "parsers", "target", "errors",

@@ -240,6 +240,7 @@ def test_push_renders_from_the_wheel(probe: dict[str, object]) -> None:
     files = probe["spark_files"]
     assert isinstance(files, dict)
     assert list(files) == ["/etc/netplan/40-fabric.yaml", "/etc/sysctl.d/40-fabric.conf",
+                           "/etc/systemd/logind.conf.d/40-fabric.conf",
                            "/etc/fabric/roce-qos.sh", "/etc/udev/rules.d/70-fabric-roce-qos.rules"]
     netplan = files["/etc/netplan/40-fabric.yaml"]
     assert f"written by `fabric push` from topology {TOPOLOGY}" in netplan, netplan

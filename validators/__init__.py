@@ -1,7 +1,7 @@
 """Check families: pure functions of intent and facts, registered by name.
 
 One module per family (link, mtu, addr + route, gid, cabling, bw, counters, version, time,
-forward, switch, qos, nccl). `run_checks` runs them all, or those named by `only` (families or
+forward, switch, qos, nccl, host). `run_checks` runs them all, or those named by `only` (families or
 checks). Each family module declares its `Needs` next to its checks (`needs_of`).
 """
 
@@ -20,6 +20,7 @@ from validators import (  # noqa: F401  (importing a family module registers its
     counters,
     forward,
     gid,
+    host,
     link,
     mtu,
     nccl,

@@ -106,7 +106,8 @@ def check_link(intent: Intent, facts: Facts, out: Findings) -> None:
                 out.warn(f"{_what(key, where)}: {len(broken)} of {len(runs)} tests did not "
                          f"complete ({broken[0] or 'no result'}); judged from the others",
                          link=link_id, hint=_hint(key, where, failed=True))
-            _report(out, key, where, verdicts, prof.straggler_fraction, tests.through(key, way))
+            _report(out, key, where, verdicts, prof.straggler_fraction, tests.through(key, way),
+                    _degraded_init(intent, facts, key, where, verdicts[where]))
 
 
 def _what(key: Key, where: Where) -> str:
@@ -160,7 +161,7 @@ def _way_back(where: Where, verdicts: Mapping[Where, _Verdict],
 
 
 def _report(out: Findings, key: Key, where: Where, verdicts: Mapping[Where, _Verdict],
-            fraction: float, tests: str) -> None:
+            fraction: float, tests: str, init_hint: str | None = None) -> None:
     link_id = where[0]
     v = verdicts[where]
     what = f"{_what(key, where)}: {_gbps(v.gbps)} Gb/s"
@@ -176,8 +177,41 @@ def _report(out: Findings, key: Key, where: Where, verdicts: Mapping[Where, _Ver
                     f"and carries this way's {acks} acknowledgements while both ways run, so "
                     "this is likely that way's effect")
         status = "warn"
-    out.add(status, message, link=link_id, expected=v.expected, actual=v.gbps,
-            hint=_hint(key, where, back[0] if back is not None else None))
+    hint = init_hint if init_hint and back is None else _hint(key, where, back[0] if back
+                                                               is not None else None)
+    out.add(status, message, link=link_id, expected=v.expected, actual=v.gbps, hint=hint)
+
+
+def _degraded_init(intent: Intent, facts: Facts, key: Key, where: Where,
+                   v: _Verdict) -> str | None:
+    """The ConnectX-7 degraded-init hint: one twin's RDMA far below the profile's floor while
+    every Spark end of it trains at the profile's speed and PCIe link; None otherwise."""
+    prof, (link_id, _way) = intent.profile, where
+    floor = _floor(prof, key)
+    if key[0] == "iperf3" or key[1] is None or floor is None or not v.failing or (
+            v.gbps >= 0.5 * floor or prof.pcie_speed_gts is None or prof.pcie_width is None):
+        return None
+    ends = []
+    for end in intent.link(link_id).ends():
+        spec, sf = intent.hosts[end.host], facts.sparks.get(end.host)
+        if spec.role != "spark":
+            continue
+        netdev = spec.ports[end.port][key[1]].netdev
+        eth = sf.ethtool.get(netdev) if sf else None
+        pcie = sf.host_state.pcie.get(netdev) if sf else None
+        if (eth is None or eth.speed_mbps != prof.ethtool_speed_mbps or pcie is None
+                or (pcie.speed_gts or 0) < prof.pcie_speed_gts
+                or (pcie.width or 0) < prof.pcie_width):
+            return None
+        ends.append(f"{end.host} {netdev}")
+    if not ends:
+        return None
+    hosts = sorted({e.split()[0] for e in ends})
+    return (f"rail twin {'AB'[key[1]]} of {link_id} ({', '.join(ends)}): the link is at "
+            f"{prof.ethtool_speed_mbps // 1000}G and PCIe at Gen5 x{prof.pcie_width}, yet RDMA "
+            f"runs at {_gbps(v.gbps)} Gb/s: a ConnectX-7 degraded init, which a warm reboot "
+            f"keeps. Shut down {', '.join(hosts)}, cold power drain (unplug 30 s), boot, and "
+            "validate again")
 
 
 def _hint(key: Key, where: Where, back: Crossing | None = None, failed: bool = False) -> str:

@@ -24,7 +24,7 @@ JudgeFn = Callable[[Intent, Facts, Findings], None]
 
 #: Check families, in the order the operators check things (DOMAIN.md).
 FAMILIES: tuple[str, ...] = ("link", "mtu", "addr", "route", "gid", "cabling", "bw", "counters",
-                             "version", "time", "forward", "switch", "qos", "nccl")
+                             "version", "time", "forward", "switch", "qos", "nccl", "host")
 
 REGISTRY: dict[str, CheckFn] = {}
 

@@ -1,4 +1,5 @@
-"""version: kernel, NIC driver and firmware, NCCL, CUDA driver and toolkit equal on every Spark."""
+"""version: kernel, NIC driver and firmware, NCCL, CUDA driver and toolkit, BIOS equal on every
+Spark."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from validators.judge import Findings, reference
 from validators.registry import check, needs
 
 FIELDS = {"kernel": "kernel", "nic_driver": "NIC driver", "nic_firmware": "NIC firmware",
-          "nccl": "NCCL", "cuda_driver": "CUDA driver", "cuda": "CUDA toolkit"}
+          "nccl": "NCCL", "cuda_driver": "CUDA driver", "cuda": "CUDA toolkit", "bios": "BIOS"}
 
 
 #: What version judges: each Spark's kernel, firmware, driver, NCCL and CUDA versions.
@@ -17,8 +18,8 @@ NEEDS = needs("version", spark=True)
 
 @check("version.consistent")
 def check_consistent(intent: Intent, facts: Facts, out: Findings) -> None:
-    """Judges each version (kernel, NIC driver/firmware, NCCL, CUDA driver) equal on all Sparks,
-    naming the odd one out against the most common value."""
+    """Judges each version (kernel, NIC driver/firmware, NCCL, CUDA driver, BIOS) equal on all
+    Sparks, naming the odd one out against the most common value."""
     hosts = list(out.sparks(intent))
     for key, label in FIELDS.items():
         values = [(h, getattr(sf.versions, key)) for h, sf in hosts]

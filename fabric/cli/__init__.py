@@ -22,8 +22,8 @@ from typer.core import TyperGroup
 from fabric.errors import FabricError
 
 #: `fabric --help` lists the commands in the order of the flow, from cables to a launch.
-FLOW = ("topo", "plan", "whatif", "lab", "facts", "push", "validate", "gate", "launch", "watch",
-        "parse", "version")
+FLOW = ("topo", "plan", "whatif", "lab", "facts", "push", "validate", "doctor", "bundle", "gate",
+        "launch", "watch", "parse", "version")
 
 
 class FlowOrder(TyperGroup):

@@ -33,6 +33,7 @@ from fabric.facts import (
     TimeFact,
     VersionFacts,
 )
+from fabric.facts_builder.host import build_host_state
 from fabric.facts_builder.sections import ABSENT_RC as ABSENT_RC  # devices.spark.commands
 from fabric.facts_builder.sections import Section as Section  # devices.spark.facts, tests
 from fabric.facts_builder.sections import SectionReader, SectionRule
@@ -74,6 +75,7 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
         rd.missing[NO_RDMA] = None
     neighbors = _neighbors(rd)
     beacon = _lldp_beacon(rd)
+    host_state = build_host_state(rd, twins)
     return SparkFacts(
         host=host,
         hostname=hostname,
@@ -83,13 +85,14 @@ def build_spark_facts(host: str, twins: Sequence[str], sections: dict[str, Secti
         rdma=rdma,
         gids=gids,
         neighbors=neighbors,
-        versions=_versions(rd, ethtool, twins),
+        versions=_versions(rd, ethtool, twins, host_state.bios_version, host_state.bios_date),
         time=_time(rd),
         forward_policy=_forward_policy(rd),
         qos=qos,
         missing=tuple(rd.missing),
         notes=tuple(rd.notes),
         lldp_beacon=beacon,
+        host_state=host_state,
     )
 
 
@@ -231,8 +234,8 @@ _DRIVER = re.compile(r"^\d+(?:\.\d+)+$")
 _PROC_DRIVER = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)*)")
 
 
-def _versions(rd: SectionReader, ethtool: dict[str, EthtoolFact],
-              twins: Sequence[str]) -> VersionFacts:
+def _versions(rd: SectionReader, ethtool: dict[str, EthtoolFact], twins: Sequence[str],
+              bios: str | None = None, bios_date: str | None = None) -> VersionFacts:
     nic = next((ethtool[t] for t in twins if t in ethtool and ethtool[t].driver), None)
     return VersionFacts(
         kernel=rd.text("uname_r") or None,
@@ -241,6 +244,7 @@ def _versions(rd: SectionReader, ethtool: dict[str, EthtoolFact],
         nccl=_nccl(rd),
         cuda_driver=_cuda(rd),
         cuda=_cuda_toolkit(rd),
+        bios=f"{bios} ({bios_date})" if bios and bios_date else bios,
     )
 
 

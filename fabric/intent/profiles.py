@@ -51,6 +51,12 @@ class LinkProfile:
     bandwidth_test_s: float = 10.0  # seconds per bandwidth test phase (overridable per run)
     iperf3_rate_per_twin: str | None = None  # iperf3 -b per twin (None: unlimited)
     counters: CounterThresholds = field(default_factory=CounterThresholds)
+    #: Each twin's PCIe function: the link speed (GT/s) and width a healthy one trains to
+    #: (None: the link has no PCIe function to judge, e.g. veth).
+    pcie_speed_gts: float | None = None
+    pcie_width: int | None = None
+    #: Memory a host keeps free beyond the nccl-tests buffers validate allocates, GiB.
+    memory_headroom_gib: float = 4.0
 
 
 @cache

@@ -33,6 +33,7 @@ from fabric.parsers import (
     counters,
     dmesg,
     ethtool,
+    host,
     iperf3,
     iproute,
     iptables,
@@ -49,7 +50,7 @@ from fabric.parsers.records import Record
 from fabric.parsers.text import nothing_found
 
 _MODULES = (rdma, perftest, ethtool, iproute, ping, iperf3, lldp, chrony, mlnx_qos, nccl,
-            routeros, iptables, dmesg, counters)
+            routeros, iptables, dmesg, counters, host)
 
 #: Every parser kind by name.
 KINDS: dict[str, Kind] = {kind.name: kind for module in _MODULES for kind in module.KINDS}

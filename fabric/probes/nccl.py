@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fabric.errors import ParseError
-from fabric.facts import MPIRUN, TESTS, Facts, NcclFact
+from fabric.facts import MPIRUN, NCCL_SIZES, TESTS, Facts, NcclFact
 from fabric.intent.model import Intent
 from fabric.launch.spec import LaunchSpec, build_spec
 from fabric.parsers import parse
@@ -20,8 +20,8 @@ from fabric.parsers.records import NcclTestSummary
 from fabric.remote.batch import JobOutput
 
 #: The collectives run, in order; mpirun launches them.
-#: Safe sizes: 512 MiB to 4 GiB, doubling (fits a Spark's unified memory beside a model).
-SIZES = "-b 512M -e 4G -f 2"
+#: Safe sizes (`fabric.facts.NCCL_SIZES`).
+SIZES = NCCL_SIZES
 #: Where nccl-tests is usually built when it is not on PATH.
 SEARCH_DIRS = ("$HOME/nccl-tests/build", "/opt/nccl-tests/build", "/usr/local/nccl-tests/build")
 #: Wall-clock limit of one test run (mpirun under `timeout`).

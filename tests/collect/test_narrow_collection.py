@@ -73,7 +73,7 @@ def test_a_narrow_batch_leaves_out_what_its_families_do_not_judge() -> None:
     assert not any(n.startswith(("ethtool_i:", "mlnx_qos:")) for n in names)
     every = {c.name for c in spark_commands(twins, used)}
     assert every == {c.name for c in HOST_COMMANDS} | {
-        f"{kind}:{t}" for t in twins for kind in ("ethtool", "ethtool_i", "mlnx_qos")}
+        f"{kind}:{t}" for t in twins for kind in ("ethtool", "ethtool_i", "mlnx_qos", "pcie")}
 
 
 def test_every_row_is_needed_by_a_family_or_the_fingerprint_or_only_facts() -> None:

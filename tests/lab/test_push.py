@@ -116,7 +116,7 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     r = fabric("push", "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     for host in SPARKS:
-        assert f"{host}: 9 changes" in r.stderr
+        assert f"{host}: 10 changes" in r.stderr
     # (qos: lossy leaves LLDP DCBX alone: it is on only in the lossless profile)
     assert "crs804 (RouterOS 7.19.4 (stable)): 20 changes" in r.stderr
     assert "$ netplan generate && netplan apply   # which makes these changes:" in r.stderr
@@ -125,7 +125,7 @@ def test_dry_run_lists_every_host_and_change(lab: LabInfo, state_dir: Path,
     assert f"+++ {SYSCTL_PATH} (intent)" in r.stderr
     assert "+net.ipv4.conf.enp1s0f0np0.arp_ignore = 1" in r.stderr
     assert "speed: 400G-baseCR8 -> 200G-baseCR4, auto-negotiation: yes -> no" in r.stderr
-    assert "dry run: 56 changes on 5 hosts" in r.stderr
+    assert "dry run: 60 changes on 5 hosts" in r.stderr
     assert snapshot(lab) == fresh, "a dry run changed something"
     assert all(sysctl_file(lab, h) is None for h in SPARKS)
 
@@ -153,7 +153,7 @@ def test_failed_verification_rolls_back_exactly(lab: LabInfo, state_dir: Path,
 def test_apply_configures_hosts_and_switch(lab: LabInfo, state_dir: Path) -> None:
     r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
-    assert "applied 56 changes" in r.stderr
+    assert "applied 60 changes" in r.stderr
     # the lanes' speed changed, so they trained for seconds; verification waited, no rollback
     assert "waiting for links to train" in r.stderr and "every link trained after" in r.stderr
     assert lab.ssh_user != "root"
@@ -217,7 +217,7 @@ def test_rollback_run_id_restores_the_fresh_lab(lab: LabInfo, state_dir: Path,
     assert r.returncode == 0, r.stderr
     assert settled(lab) == fresh
     assert all(sysctl_file(lab, h) is None for h in SPARKS), "rollback left sysctl.d"
-    assert "dry run: 56 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
+    assert "dry run: 60 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
 
 
 def test_unknown_host_is_refused(state_dir: Path, lab: LabInfo) -> None:

@@ -10,7 +10,7 @@ from fabric.devices.contract import PushRefused
 from fabric.devices.crs804.diff import diff_switch
 from fabric.devices.crs804.snapshot import SwitchSnapshot
 from fabric.devices.spark.diff import check_safe, diff_spark
-from fabric.devices.spark.platform import NETPLAN_PATH, SYSCTL_PATH
+from fabric.devices.spark.platform import LOGIND_PATH, NETPLAN_PATH, SYSCTL_PATH
 from fabric.facts import Facts
 from fabric.intent.build import load_intent
 from fabric.push.diff import diff_push
@@ -38,7 +38,7 @@ def test_fresh_lab_needs_every_change() -> None:
     assert sysctl.old is None and sysctl.diff.startswith(
         f"--- /dev/null\n+++ {SYSCTL_PATH} (intent)\n")
     assert "+net.ipv4.conf.enP2p1s0f0np0.arp_announce = 2\n" in sysctl.diff
-    assert sp.changes == 8
+    assert sp.changes == 9  # netplan, sysctl.d, logind.conf.d and 6 runtime commands
     assert changeset.switch is not None
     calls = [str(c) for c in changeset.switch.calls]
     assert calls[0] == ("/interface/ethernet set qsfp56-dd-1-1 speed: 400G-baseCR8 -> "
@@ -47,7 +47,7 @@ def test_fresh_lab_needs_every_change() -> None:
     assert "/interface/bridge add name=bridge" in calls
     assert ("/interface/bridge/port add bridge=bridge interface=qsfp56-dd-4-1 hw=yes"
             in calls)
-    assert changeset.changes == 57  # qos: lossy: no lldp-dcbx (it is on only when lossless)
+    assert changeset.changes == 61  # qos: lossy: no lldp-dcbx; 4 logind.conf.d files
 
 
 def test_configured_lab_needs_nothing() -> None:
@@ -115,7 +115,7 @@ def test_refuses_the_interface_the_session_rides_on() -> None:
 def test_connected_through_enp7s7_is_fine_when_untouched() -> None:
     facts, sparks, _ = recorded("fresh")
     assert sparks["spark01"].connected_netdev() == "enP7s7"
-    assert diff_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 8
+    assert diff_spark(lab_intent(), facts.sparks["spark01"], sparks["spark01"]).changes == 9
 
 
 def test_lossy_leaves_switch_qos_and_dcbx_alone() -> None:
@@ -185,7 +185,8 @@ def test_sysctl_file_alone_when_runtime_is_right() -> None:
     """A Spark configured before sysctl.d was managed: only the file is planned; the runtime
     sysctls already hold, so no command runs."""
     facts, sparks, _ = recorded("configured")
-    snap = replace(sparks["spark01"], files={})
+    kept = sparks["spark01"].files
+    snap = replace(sparks["spark01"], files={LOGIND_PATH: kept[LOGIND_PATH]})
     changeset = diff_spark(lab_intent(), facts.sparks["spark01"], snap)
     assert changeset.commands == () and changeset.touched == ()
     assert [f.path for f in changeset.changed_files] == [SYSCTL_PATH]

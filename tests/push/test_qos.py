@@ -163,7 +163,8 @@ def test_lossy_pushes_no_qos_to_hosts(tmp_path: Path) -> None:
     for sp in changeset.sparks.values():
         assert not any("mlnx_qos" in c or "cma_roce_tos" in c for c in sp.commands)
         assert {f.path for f in sp.files} == {"/etc/netplan/40-fabric.yaml",
-                                             "/etc/sysctl.d/40-fabric.conf"}
+                                             "/etc/sysctl.d/40-fabric.conf",
+                                             "/etc/systemd/logind.conf.d/40-fabric.conf"}
 
 
 def test_lossy_notes_qos_files_left_by_a_lossless_push(tmp_path: Path) -> None:

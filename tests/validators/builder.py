@@ -12,9 +12,11 @@ from fabric.facts import (
     EthtoolFact,
     Facts,
     GidFact,
+    HostFacts,
     LaneFact,
     NeighborFact,
     NetdevFact,
+    PcieFact,
     PingFact,
     RouteFact,
     SparkFacts,
@@ -79,7 +81,20 @@ def spark_facts(it: Intent, host: str) -> SparkFacts:
                       ethtool=ethtool, rdma=rdma, gids=tuple(gids),
                       neighbors=tuple(neighbors), versions=VERSIONS,
                       time=TimeFact("chrony", True, 0.0002, 3), forward_policy="ACCEPT",
-                      qos={})
+                      qos={}, host_state=_host_state(it, plans))
+
+
+def _host_state(it: Intent, plans: dict[str, Any]) -> HostFacts:
+    """A healthy host: each cabled twin's function at the profile's PCIe link, no foreign
+    NetworkManager profile, RemoveIPC=no, 110 GiB of 120 available."""
+    speed, width = it.profile.pcie_speed_gts, it.profile.pcie_width
+    pcie = {} if speed is None or width is None else {
+        n: PcieFact(n, speed, width, speed, width, f"000{i}:01:00.0")
+        for i, n in enumerate(plans)}
+    return HostFacts(pcie=pcie, bios_version="5.36_0ACUM018", bios_date="03/12/2026",
+                     nm_profiles=(), remove_ipc=False,
+                     remove_ipc_file="/etc/systemd/logind.conf.d/40-fabric.conf",
+                     mem_total_kib=120 * 2**20, mem_available_kib=110 * 2**20)
 
 
 def _gids(rdma: str, netdev: str, ip: str, node: int, i: int) -> list[GidFact]:

@@ -6,12 +6,16 @@ from nornir.core.task import Result, Task
 
 from fabric.devices.spark.model import SparkChanges
 from fabric.devices.spark.netplan import NM_CONNECTIONS
+from fabric.devices.spark.platform import LOGIND_PATH
 from fabric.remote.shell import RemoteCommandFailed, remove_command, sh_steps, write_command
 
 #: Regenerate from every netplan file and apply it (NetworkManager or networkd alike).
 NETPLAN_APPLY = "netplan generate && netplan apply"
 #: Make NetworkManager forget a profile file push removed (where NetworkManager runs).
 NM_RELOAD = "if command -v nmcli >/dev/null 2>&1; then nmcli connection reload; fi"
+#: Make logind read its changed drop-in, where systemd is init (a host without it, the lab,
+#: reads the file when logind starts).
+LOGIND_RESTART = "if [ -d /run/systemd/system ]; then systemctl try-restart systemd-logind; fi"
 
 
 def apply_spark_config(task: Task, changeset: SparkChanges, has_netplan: bool) -> Result:
@@ -47,6 +51,9 @@ def apply_steps(changeset: SparkChanges, has_netplan: bool) -> tuple[list[str], 
     if any(f.path.startswith(NM_CONNECTIONS + "/") for f in changeset.changed_files):
         labels.append("nmcli connection reload")
         steps.append(NM_RELOAD)
+    if any(f.path == LOGIND_PATH for f in changeset.changed_files):
+        labels.append("restart systemd-logind")
+        steps.append(LOGIND_RESTART)
     ip_cmds = [c for c in changeset.commands if c.startswith("ip ")]
     runtime = ip_cmds
     if has_netplan:

@@ -93,6 +93,29 @@ _CUDA_TOOLKIT = (
     "elif command -v nvcc >/dev/null 2>&1; then nvcc --version; else exit 127; fi"
 )
 
+#: The host family's reads (`validators.host`): BIOS from DMI, NetworkManager's profiles
+#: (exit 8, NetworkManager not running: no profile is active, nothing listed), logind's
+#: configuration as systemd applies it (main file, then drop-ins; without systemd-analyze
+#: the /etc files in the same order), the memory.
+_DMI = (
+    "[ -e /sys/class/dmi/id/bios_version ] || exit 127; "
+    "for f in vendor version date; do [ -r /sys/class/dmi/id/bios_$f ] && "
+    "grep -H . /sys/class/dmi/id/bios_$f; done; true"
+)
+_NMCLI = (
+    "command -v nmcli >/dev/null 2>&1 || exit 127; "
+    "o=$(nmcli -t -f NAME,UUID,TYPE,DEVICE connection show 2>&1); r=$?; "
+    "[ $r = 8 ] && exit 0; [ -n \"$o\" ] && printf '%s\\n' \"$o\"; exit $r"
+)
+_LOGIND = (
+    "if command -v systemd-analyze >/dev/null 2>&1; then "
+    "systemd-analyze cat-config systemd/logind.conf 2>/dev/null && exit 0; fi; "
+    "for f in /etc/systemd/logind.conf /etc/systemd/logind.conf.d/*.conf; do "
+    "[ -r \"$f\" ] && { echo \"# $f\"; cat \"$f\"; echo; }; done; true"
+)
+_MEMINFO = "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo"
+_HOST = _fam("host")
+
 
 #: The login's user id: the batch's prelude sets `U` once (`render_script`); a row run on its
 #: own asks `id`.
@@ -223,6 +246,12 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("timedatectl", "timedatectl show", None, "timedatectl", families=_fam("time")),
     SparkCommand("iptables_forward", _IPTABLES, "iptables_forward", "iptables",
                  families=_fam("forward")),
+    SparkCommand("dmi_bios", _DMI, "dmi_bios", "dmi", families=_fam("host", "version")),
+    SparkCommand("nmcli", _NMCLI, "nmcli_connections", "nmcli", empty_ok=True,
+                 families=_HOST),
+    SparkCommand("logind", _LOGIND, "logind_conf", "logind.conf", empty_ok=True,
+                 families=_HOST),
+    SparkCommand("meminfo", _MEMINFO, "meminfo", "meminfo", families=_HOST),
 )
 
 
@@ -235,8 +264,17 @@ def _on_twin(netdev: str, command: str) -> str:
 NETDEV_NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,15}$")
 
 
+def _pcie(netdev: str) -> str:
+    """The PCIe link of the twin's function, read from sysfs (no output: no PCI device,
+    e.g. veth), and its PCI address as a `slot` line."""
+    d = f"/sys/class/net/{netdev}/device"
+    return (f"d={d}; [ -e $d/current_link_speed ] || exit 0; grep -H . $d/current_link_speed "
+            f"$d/current_link_width $d/max_link_speed $d/max_link_width; "
+            f"s=$(readlink -f $d) && echo \"$d/slot:${{s##*/}}\"")
+
+
 def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
-    """The per-twin commands: ethtool, ethtool -i, mlnx_qos."""
+    """The per-twin commands: ethtool, ethtool -i, mlnx_qos, the PCIe link."""
     if not NETDEV_NAME.match(netdev):
         raise ValueError(f"not a netdev name: {netdev!r}")
     return (
@@ -246,6 +284,8 @@ def twin_commands(netdev: str) -> tuple[SparkCommand, ...]:
                      "ethtool_i", "ethtool", netdev, families=_fam("version")),
         SparkCommand(f"mlnx_qos:{netdev}", _on_twin(netdev, root_read(f"mlnx_qos -i {netdev}")),
                      "mlnx_qos", "mlnx_qos", netdev, families=_fam("qos", "counters")),
+        SparkCommand(f"pcie:{netdev}", _on_twin(netdev, _pcie(netdev)), "sysfs_pcie", "sysfs",
+                     netdev, empty_ok=True, families=_HOST),
     )
 
 

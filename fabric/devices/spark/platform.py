@@ -12,9 +12,12 @@ SYSCTL_PATH = "/etc/sysctl.d/40-fabric.conf"
 QOS_SCRIPT_PATH = "/etc/fabric/roce-qos.sh"
 QOS_RULES_PATH = "/etc/udev/rules.d/70-fabric-roce-qos.rules"
 QOS_FILES = {QOS_SCRIPT_PATH: "755", QOS_RULES_PATH: "644"}
+#: logind keeps an engine's semaphores and shared memory when a login ends (RemoveIPC=no;
+#: systemd's default, yes, deletes them and vLLM's head hangs; `host.ipc` judges it).
+LOGIND_PATH = "/etc/systemd/logind.conf.d/40-fabric.conf"
 #: Every file push manages on a Spark, in the order it shows and writes them, with its mode
 #: (the QoS files only where the topology is lossless).
-SPARK_FILES = {NETPLAN_PATH: "600", SYSCTL_PATH: "644", **QOS_FILES}
+SPARK_FILES = {NETPLAN_PATH: "600", SYSCTL_PATH: "644", LOGIND_PATH: "644", **QOS_FILES}
 #: The managed files outside /etc/netplan (the snapshot reads every netplan file anyway).
 OTHER_FILES = tuple(p for p in SPARK_FILES if not p.startswith("/etc/netplan/"))
 #: ARP on every netdev that carries a twin's frames: both twins of a port hear every broadcast

@@ -12,6 +12,7 @@ from fabric.devices.spark.platform import (
     ARP_POLICY,
     DEFAULT_MGMT,
     ECN_POINTS,
+    LOGIND_PATH,
     NETPLAN_PATH,
     QOS_RULES_PATH,
     QOS_SCRIPT_PATH,
@@ -95,9 +96,16 @@ def render_qos_rules(intent: Intent, host: str) -> str:
         netdevs="|".join(i.netdev for i in twins), rdma="|".join(i.rdma for i in twins))
 
 
+def render_logind(intent: Intent) -> str:
+    """The logind drop-in: RemoveIPC=no (an engine's IPC outlives the login that made it)."""
+    return _env().get_template("logind.conf.j2").render(path=LOGIND_PATH,
+                                                        topology=intent.name)
+
+
 def render_spark_files(intent: Intent, host: str) -> dict[str, str]:
     """Path -> desired content of every file push manages on `host` (SPARK_FILES order)."""
-    files = {NETPLAN_PATH: render_netplan(intent, host), SYSCTL_PATH: render_sysctl(intent, host)}
+    files = {NETPLAN_PATH: render_netplan(intent, host), SYSCTL_PATH: render_sysctl(intent, host),
+             LOGIND_PATH: render_logind(intent)}
     if intent.lossless:
         files |= {QOS_SCRIPT_PATH: render_qos_script(intent, host),
                   QOS_RULES_PATH: render_qos_rules(intent, host)}

@@ -9,7 +9,7 @@ from typing import TypeVar
 from fabric.errors import InputError
 from fabric.intent.build import load_intent
 from fabric.lab import ns
-from fabric.lab.faults import address, drop, link, recable, services
+from fabric.lab.faults import address, drop, hostfiles, link, pcie, recable, services
 from fabric.lab.faults.records import (
     AutonegUndo,
     DefaultRouteUndo,
@@ -19,6 +19,9 @@ from fabric.lab.faults.records import (
     FlapUndo,
     LinkDownUndo,
     MtuUndo,
+    NmProfileUndo,
+    PcieWidthUndo,
+    RemoveIpcUndo,
     SshdStopUndo,
     SwapUndo,
     TimeUndo,
@@ -57,6 +60,9 @@ KINDS: dict[str, tuple[Inject, Undo]] = {
     "flap": (link.flap, typed(FlapUndo, link.undo_flap)),
     "drop": (drop.drop, typed(DropUndo, drop.undo_drop)),
     "time": (services.time, typed(TimeUndo, services.undo_time)),
+    "nm-profile": (hostfiles.nm_profile, typed(NmProfileUndo, hostfiles.undo_file)),
+    "remove-ipc": (hostfiles.remove_ipc, typed(RemoveIpcUndo, hostfiles.undo_file)),
+    "pcie-width": (pcie.pcie_width, typed(PcieWidthUndo, pcie.undo_pcie_width)),
 }
 
 

@@ -194,9 +194,46 @@ class DropUndo(UndoRecord):
     ends: tuple[DropEnd, ...]
 
 
+@dataclass(frozen=True)
+class HostFileUndo(UndoRecord):
+    """A file a fault wrote in a lab host's private /etc: its text before (None: absent)."""
+
+    host: str
+    path: str
+    previous: str | None
+
+
+@dataclass(frozen=True)
+class NmProfileUndo(HostFileUndo):
+    """`nm-profile`: the NetworkManager keyfile written for a twin."""
+
+    KIND: ClassVar[str] = "nm-profile"
+    TAG: ClassVar[str] = "nm-profile"
+
+
+@dataclass(frozen=True)
+class RemoveIpcUndo(HostFileUndo):
+    """`remove-ipc`: the logind drop-in that sets RemoveIPC=yes."""
+
+    KIND: ClassVar[str] = "remove-ipc"
+    TAG: ClassVar[str] = "remove-ipc"
+
+
+@dataclass(frozen=True)
+class PcieWidthUndo(UndoRecord):
+    """`pcie-width`: the overlay over the twin's sysfs directory, and its lab directory."""
+
+    KIND: ClassVar[str] = "pcie-width"
+    TAG: ClassVar[str] = "pcie-width"
+    host: str
+    netdev: str
+    work: str
+
+
 RECORDS: tuple[type[UndoRecord], ...] = (
     MtuUndo, LinkDownUndo, DegradeUndo, SwapRenameUndo, SwapRepairUndo, AutonegUndo,
-    WrongAddrUndo, DefaultRouteUndo, SshdStopUndo, TimeUndo, FlapUndo, DropUndo)
+    WrongAddrUndo, DefaultRouteUndo, SshdStopUndo, TimeUndo, FlapUndo, DropUndo,
+    NmProfileUndo, RemoveIpcUndo, PcieWidthUndo)
 #: faults.json's `type` tag -> record class.
 BY_TAG: dict[str, type[UndoRecord]] = {r.TAG: r for r in RECORDS}
 

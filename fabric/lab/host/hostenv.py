@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabric.lab import names, ns
-from fabric.lab.host import labfiles, mlnx_qos_shim, netplan_shim
+from fabric.lab.host import labfiles, mlnx_qos_shim, netplan_shim, nmcli_shim
 
 #: PATH of a DGX OS (Ubuntu) login, from its /etc/environment (pam_env): sbin included.
 UBUNTU_PATH = ("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:"
@@ -42,6 +42,7 @@ LIB_NETPLAN = ("/usr/lib/netplan", "/lib/netplan")
 SPARK_GROUPS = ("adm", "sudo")
 SHIM = str(Path(netplan_shim.__file__).resolve())
 MLNX_QOS_SHIM = str(Path(mlnx_qos_shim.__file__).resolve())
+NMCLI_SHIM = str(Path(nmcli_shim.__file__).resolve())
 
 HOLDER_SCRIPT = r"""
 set -eu
@@ -226,6 +227,23 @@ def install_mlnx_qos(hostdir: Path) -> None:
                        "NIC stand-in (fabric/lab/host/mlnx_qos_shim.py), all else the real one\n"
                        f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
     ethtool.chmod(0o755)
+
+
+def install_nmcli(hostdir: Path) -> None:
+    """`nmcli` for the host's PATH: the lab's stand-in listing NetworkManager's keyfiles
+    (fabric/lab/host/nmcli_shim.py); DGX OS has NetworkManager."""
+    local = hostdir / "local-bin"
+    local.mkdir(mode=0o755, exist_ok=True)
+    tool = local / "nmcli"
+    tool.write_text("#!/bin/sh\n# nmcli in a fabric lab Spark: the lab's stand-in "
+                    "(fabric/lab/host/nmcli_shim.py)\n"
+                    "# the daemon reads root's keyfiles: so does the stand-in where sudo -n "
+                    "lets it\n"
+                    f"run=\"{sys.executable} -I {NMCLI_SHIM}\"\n"
+                    "if [ \"$(id -u)\" != 0 ] && sudo -n true 2>/dev/null; then "
+                    "exec sudo -n $run \"$@\"; fi\n"
+                    "exec $run \"$@\"\n")
+    tool.chmod(0o755)
 
 
 def _with_member(text: str, user: str, column: int) -> str:

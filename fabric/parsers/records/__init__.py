@@ -8,6 +8,7 @@ A field is None when the tool did not print it; it is never guessed.
 from __future__ import annotations
 
 from fabric.parsers.records.base import Record
+from fabric.parsers.records.host import BiosInfo, ConfSetting, MemInfo, NmConnection, PcieLink
 from fabric.parsers.records.link import (
     EthtoolCounter,
     EthtoolDriver,
@@ -53,7 +54,9 @@ from fabric.parsers.records.traffic import (
 )
 
 __all__ = [
+    "BiosInfo",
     "ChronyTracking",
+    "ConfSetting",
     "EthtoolCounter",
     "EthtoolDriver",
     "EthtoolFec",
@@ -72,12 +75,15 @@ __all__ = [
     "IptablesChain",
     "KernelEvent",
     "LldpNeighbor",
+    "MemInfo",
     "MlnxQos",
     "NcclNetDevice",
     "NcclNetSelection",
     "NcclTestRow",
     "NcclTestSummary",
     "NcclWarning",
+    "NmConnection",
+    "PcieLink",
     "PerftestBandwidth",
     "PerftestError",
     "PerftestHeader",
