@@ -112,7 +112,7 @@ def test_dry_run_lists_switch_qos_and_host_changes(lab: LabInfo, state_dir: Path
                  "$ mlnx_qos -i enp1s0f0np0 --trust dscp --pfc 0,0,0,1,0,0,0,0",
                  f"+++ {QOS_SCRIPT_PATH} (intent)", f"+++ {QOS_RULES_PATH} (intent)"):
         assert line in r.stderr, line
-    assert "dry run: 95 changes on 5 hosts" in r.stderr
+    assert "dry run: 99 changes on 5 hosts" in r.stderr
     assert qos_state(lab) == fresh, "a dry run changed something"
     assert "Priority trust state: pcp" in fresh["spark01:enp1s0f0np0"]
 
@@ -120,7 +120,7 @@ def test_dry_run_lists_switch_qos_and_host_changes(lab: LabInfo, state_dir: Path
 def test_apply_makes_both_ends_agree(lab: LabInfo, state_dir: Path) -> None:
     r = fabric("push", "--lab", LAB, "--apply", state_dir=state_dir)
     assert r.returncode == 0, r.stderr
-    assert "applied 95 changes" in r.stderr and "verified" in r.stderr
+    assert "applied 99 changes" in r.stderr and "verified" in r.stderr
     results = judged(lab, state_dir)
     assert [x.status for x in results] == ["pass"] * 9, [x.message for x in results]
     v = fabric("validate", "--lab", LAB, "--json", str(state_dir / "report.json"),
@@ -181,7 +181,7 @@ def test_rollback_removes_every_qos_change(lab: LabInfo, state_dir: Path,
     r = fabric("push", "rollback", first.name, "--lab", LAB, state_dir=state_dir)
     assert r.returncode == 0, r.stderr
     assert qos_state(lab) == fresh
-    assert "dry run: 95 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
+    assert "dry run: 99 changes" in fabric("push", "--lab", LAB, state_dir=state_dir).stderr
 
 
 def test_a_switch_below_7_15_is_refused_with_the_reason(lab: LabInfo, state_dir: Path,
