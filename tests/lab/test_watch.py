@@ -123,7 +123,9 @@ def test_every_twin_and_lane_is_labelled_from_the_intent(prom: Prometheus,
     assert speeds == {"spark": "10000", "switch": "200000"}, speeds  # veth; the lane's rate
     assert len(prom.query("fabric_qsfp_present == 1")) == 8
     lldp = prom.query("fabric_lldp_neighbor_match")
-    assert len(lldp) == 8 and all(s["value"][1] == "1" for s in lldp), lldp
+    sides = sorted(s["metric"]["side"] for s in lldp)
+    assert sides == ["spark"] * 16 + ["switch"] * 8, sides  # every twin (lldpd), every lane
+    assert all(s["value"][1] == "1" for s in lldp), lldp
     assert not prom.firing("FabricCableFlapping")
 
 

@@ -13,9 +13,11 @@ from fabric.remote.shell import RemoteCommandFailed, remove_command, sh_steps, w
 NETPLAN_APPLY = "netplan generate && netplan apply"
 #: Make NetworkManager forget a profile file push removed (where NetworkManager runs).
 NM_RELOAD = "if command -v nmcli >/dev/null 2>&1; then nmcli connection reload; fi"
-#: Make logind read its changed drop-in, where systemd is init (a host without it, the lab,
-#: reads the file when logind starts).
-LOGIND_RESTART = "if [ -d /run/systemd/system ]; then systemctl try-restart systemd-logind; fi"
+#: Make logind read its changed drop-in, where systemd is init and its manager answers on the
+#: bus (a host without it, the lab's namespaces, reads the file when logind starts; a lab host
+#: may still see the machine's /run/systemd/system without reaching its bus).
+LOGIND_RESTART = ("if [ -d /run/systemd/system ] && systemctl show-environment >/dev/null 2>&1;"
+                  " then systemctl try-restart systemd-logind; fi")
 
 
 def apply_spark_config(task: Task, changeset: SparkChanges, has_netplan: bool) -> Result:
