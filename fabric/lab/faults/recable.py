@@ -113,6 +113,11 @@ def repair(ctx: Ctx, cables: list[Cable]) -> None:
         ns.sysctl(netns, {**cabling.hidden_end_sysctls([lower]),
                           **{k: v for t in twins for k, v in t.sysctls.items()}})
         ns.ip_batch(twin_up_lines(lower, twins), netns)
+    for host in sorted({h for h, _ in saved}):
+        # A re-plugged netdev stays in the field, so lldpd already runs on it; the lab's is
+        # new, so let lldpd take it in now (a rescan; what it sends carries no beacon of a
+        # later run, so it makes no evidence fresher than the field's).
+        ns.run(ns.in_host(ctx.holder(host), ["lldpcli", "update"]), check=False)
 
 
 def twin_up_lines(lower: str, twins: list[Twin]) -> list[str]:
