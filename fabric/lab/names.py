@@ -57,3 +57,22 @@ def mgmt_veth(slot: int, host: str) -> str:
 def lower(port: str) -> str:
     """The hidden cable end inside a Spark that both twins of `port` ride on."""
     return f"cx7-{port}"
+
+
+#: The host name a lab's patch panel takes in its namespace's name (no inventory host may).
+PANEL_HOST = "dac-panel"
+
+
+def panel_netns(lab: str) -> str:
+    """`NAME-dac-panel`: the namespace holding the Spark-to-Spark cables of a lab."""
+    return netns(lab, PANEL_HOST)
+
+
+def panel_end(host: str, port: str) -> str:
+    """The patch-panel end of `host`'s `port` (the veth peer of its hidden cable end)."""
+    return _short("", f"{host}-{port}")
+
+
+def panel_slot(index: int) -> str:
+    """The bridge that is the `index`-th Spark-to-Spark cable (1-based, intent order)."""
+    return f"dac{index}"

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from fabric.lab import names
 from fabric.lab.lifecycle import builder, registry
 from fabric.lab.lifecycle.registry import LabInfo
 
@@ -313,19 +314,34 @@ def ip_links(info: LabInfo, host: str) -> dict[str, dict[str, Any]]:
     return {d["ifname"]: d for d in data}
 
 
-def cable_peer(info: LabInfo, host: str, dev: str) -> tuple[str, str]:
-    """(host, netdev) at the far end of the veth `dev` of `host`: where its cable is plugged
-    now, read from the kernel (the veth's peer), not from LLDP."""
-    netns = f"{info.name}-{host}"
-    link = json.loads(subprocess.run(["ip", "-n", netns, "-j", "-d", "link", "show", "dev", dev],
-                                     capture_output=True, text=True, check=True).stdout)[0]
+def _ip_json(netns: str, *args: str) -> list[dict[str, Any]]:
+    out = subprocess.run(["ip", "-n", netns, "-j", *args], capture_output=True, text=True,
+                         check=True).stdout
+    rows: list[dict[str, Any]] = json.loads(out)
+    return rows
+
+
+def _veth_peer(netns: str, dev: str) -> tuple[str, str]:
+    """(namespace, netdev) of the veth peer of `dev` in `netns`, from the kernel."""
+    link = _ip_json(netns, "-d", "link", "show", "dev", dev)[0]
     ids = subprocess.run(["ip", "-n", netns, "netns", "list-id"], capture_output=True,
                          text=True, check=True).stdout
     peer_ns = next(line.split("netns name: ")[1].rstrip(")") for line in ids.splitlines()
                    if line.startswith(f"nsid {link['link_netnsid']} ") and "netns name:" in line)
-    peers = json.loads(subprocess.run(["ip", "-n", peer_ns, "-j", "link", "show"],
-                                      capture_output=True, text=True, check=True).stdout)
-    name = next(p["ifname"] for p in peers if p["ifindex"] == link["link_index"])
+    peers = _ip_json(peer_ns, "link", "show")
+    return peer_ns, next(p["ifname"] for p in peers if p["ifindex"] == link["link_index"])
+
+
+def cable_peer(info: LabInfo, host: str, dev: str) -> tuple[str, str]:
+    """(host, netdev) at the far end of the veth `dev` of `host`: where its cable is plugged
+    now, read from the kernel (the veth's peer; through the lab's patch panel, the other end
+    in the same panel bridge), not from LLDP."""
+    peer_ns, name = _veth_peer(f"{info.name}-{host}", dev)
+    if peer_ns == names.panel_netns(info.name):
+        [row] = _ip_json(peer_ns, "link", "show", "dev", name)
+        [other] = [r["ifname"] for r in _ip_json(peer_ns, "link", "show", "master", row["master"])
+                   if r["ifname"] != name]
+        peer_ns, name = _veth_peer(peer_ns, other)
     return peer_ns.removeprefix(f"{info.name}-"), name
 
 

@@ -177,19 +177,41 @@ def test_unknown_fault_or_target_is_input_error(cli: Any) -> None:
 
 
 def test_swap_on_a_ring_repairs_cables_between_sparks(ring4: LabInfo, cli: Any) -> None:
+    """Re-plugged as in the field: the twins stay the same netdevs (same ifindex), each sees
+    its carrier go and come back, and lldpd keeps the neighbour it heard before the move
+    beside the new one (nothing restarted, no port of lldpd's re-created)."""
     ring = ring4
-    mac = ip_links(ring, "spark01")["enp1s0f0np0"]["address"]
+    twin = ip_links(ring, "spark01")["enp1s0f0np0"]
+    downs = _carrier_downs(ring, "spark01", "enp1s0f0np0")
     assert cable_peer(ring, "spark01", "cx7-p0") == ("spark02", "cx7-p1")
+    assert ("enp1s0f0np0", "spark02", "enp1s0f1np1") in lldp_neighbors(ring, "spark01")
     assert cli("fault", "swap", "spark01:p0,spark03:p0", lab=ring)[0] == 0
     assert cable_peer(ring, "spark01", "cx7-p0") == ("spark04", "cx7-p1")
     assert cable_peer(ring, "spark03", "cx7-p0") == ("spark02", "cx7-p1")
     assert eventually(lambda: "spark04" in {h for i, h, _ in lldp_neighbors(ring, "spark01")
                                             if i == "enp1s0f0np0"})
-    assert ip_links(ring, "spark01")["enp1s0f0np0"]["address"] == mac
+    assert ("enp1s0f0np0", "spark02", "enp1s0f1np1") in lldp_neighbors(ring, "spark01")
+    now = ip_links(ring, "spark01")["enp1s0f0np0"]
+    assert (now["ifindex"], now["address"]) == (twin["ifindex"], twin["address"])
+    assert _carrier_downs(ring, "spark01", "enp1s0f0np0") > downs
+    mac = twin["address"]
     assert cli("heal", lab=ring)[0] == 0
     assert cable_peer(ring, "spark01", "cx7-p0") == ("spark02", "cx7-p1")
     assert cable_peer(ring, "spark03", "cx7-p0") == ("spark04", "cx7-p1")
     assert ip_links(ring, "spark01")["enp1s0f0np0"]["address"] == mac
+
+
+def test_link_down_on_a_ring_darkens_both_ends_of_the_dac(ring4: LabInfo, cli: Any) -> None:
+    """A cable between Sparks passes the patch panel, which passes no carrier itself: a dark
+    end must still take the far Spark's light, as a DAC does."""
+    ring = ring4
+    assert _up(ring, "spark03", "enp1s0f1np1")
+    assert cli("fault", "link-down", "spark02:p0", lab=ring)[0] == 0
+    assert "LOWER_UP" not in ip_links(ring, "spark02")["enp1s0f0np0"]["flags"]
+    assert "LOWER_UP" not in ip_links(ring, "spark03")["enp1s0f1np1"]["flags"]
+    assert cli("heal", lab=ring)[0] == 0
+    assert eventually(lambda: _up(ring, "spark03", "enp1s0f1np1")
+                      and _up(ring, "spark02", "enp1s0f0np0"))
 
 
 # --- flap and drop: what the kernel and the switch see --------------------------------------

@@ -21,7 +21,6 @@ from fabric.lab.faults.drop import DROP_PREF
 from fabric.lab.faults.flapper import FLAP_DOWN_S, FLAP_PERIOD_S, FLAPPER, flap_forever, main
 from fabric.lab.faults.kinds import KINDS, heal, inject
 from fabric.lab.faults.link import DEGRADED_MBIT, TRAINING_CEILING_S
-from fabric.lab.faults.recable import TWIN_SYSCTLS
 from fabric.lab.faults.records import Fault, UndoRecord
 from fabric.lab.faults.state import active_faults
 from fabric.lab.faults.targets import DIRECTIONS, DROP_PERCENT
@@ -29,6 +28,6 @@ from fabric.lab.faults.targets import DIRECTIONS, DROP_PERCENT
 __all__ = [
     "DEGRADED_MBIT", "DIRECTIONS", "DROP_PERCENT", "DROP_PREF", "FLAPPER", "FLAP_DOWN_S",
     "FLAP_PERIOD_S", "KINDS", "SKF_AD_RANDOM", "TC_ACT_SHOT", "TC_ACT_UNSPEC",
-    "TRAINING_CEILING_S", "TWIN_SYSCTLS", "WRONG_HOST", "Fault", "RecordError", "UndoRecord",
+    "TRAINING_CEILING_S", "WRONG_HOST", "Fault", "RecordError", "UndoRecord",
     "active_faults", "drop_bytecode", "flap_forever", "heal", "inject", "main",
 ]

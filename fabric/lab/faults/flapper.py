@@ -23,9 +23,11 @@ FLAP_PERIOD_S = 2.0
 FLAPPER = "fabric.lab.faults"
 
 
-def flapper_argv(dev: str) -> list[str]:
-    """The command line of a flapper bouncing `dev`."""
+def flapper_argv(dev: str, far: str = "") -> list[str]:
+    """The command line of a flapper bouncing `dev`, and with it `far` (`NETNS:DEV`, the far
+    end of a cable that passes no carrier, see `lifecycle.panel`) where given."""
     return [sys.executable, "-m", FLAPPER, "flapper", "--dev", dev,
+            *(["--far", far] if far else []),
             "--down-s", str(FLAP_DOWN_S), "--period-s", str(FLAP_PERIOD_S)]
 
 
@@ -37,9 +39,10 @@ def is_flapper(pid: int, dev: str) -> bool:
     return FLAPPER.encode() in argv and dev.encode() in argv
 
 
-def flap_forever(dev: str, down_s: float, period_s: float) -> int:
-    """Bounce `dev` (in this process's namespace) until SIGTERM; it is left up. Exit 1 when
-    the netdev is gone (the lab went away underneath)."""
+def flap_forever(dev: str, down_s: float, period_s: float, far: str = "") -> int:
+    """Bounce `dev` (in this process's namespace), and the far end `far` (`NETNS:DEV`) with
+    it, until SIGTERM; both are left up. Exit 1 when a netdev is gone (the lab went away
+    underneath)."""
 
     def stop(signum: int, frame: FrameType | None) -> None:
         raise SystemExit(0)
@@ -47,12 +50,19 @@ def flap_forever(dev: str, down_s: float, period_s: float) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
+    far_netns, _, far_dev = far.partition(":")
+    ends = [["ip", "link", "set", "dev", dev]]
+    ends += [["ip", "-n", far_netns, "link", "set", "dev", far_dev]] if far_dev else []
+
     def ip_set(state: str) -> bool:
-        proc = subprocess.run(["ip", "link", "set", "dev", dev, state], capture_output=True,
-                              text=True, timeout=10, check=False)
-        if proc.returncode != 0:
-            print(f"ip link set {dev} {state}: {proc.stderr.strip()}", flush=True)
-        return proc.returncode == 0
+        ok = True
+        for argv in ends:
+            proc = subprocess.run([*argv, state], capture_output=True, text=True, timeout=10,
+                                  check=False)
+            if proc.returncode != 0:
+                print(f"{' '.join(argv)} {state}: {proc.stderr.strip()}", flush=True)
+            ok = ok and proc.returncode == 0
+        return ok
 
     bounces = 0
     try:
@@ -76,6 +86,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     flap = sub.add_parser("flapper", help="bounce a netdev of this namespace until SIGTERM")
     flap.add_argument("--dev", required=True)
+    flap.add_argument("--far", default="", help="NETNS:DEV bounced with it (a panel cable)")
     flap.add_argument("--down-s", type=float, default=FLAP_DOWN_S)
     flap.add_argument("--period-s", type=float, default=FLAP_PERIOD_S)
     return p
@@ -84,4 +95,4 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """`python -m fabric.lab.faults flapper --dev DEV ...`: the process a `flap` fault runs."""
     args = parser().parse_args(argv)
-    return flap_forever(args.dev, args.down_s, args.period_s)
+    return flap_forever(args.dev, args.down_s, args.period_s, args.far)

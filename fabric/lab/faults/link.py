@@ -4,7 +4,8 @@
 lasts: a flapper process in the namespace of the cable's Spark end takes that end (the hidden
 veth `cx7-pN`) down for FLAP_DOWN_S every FLAP_PERIOD_S, so both ends lose carrier: the twins
 count carrier_changes, the lane counts link-downs and reads running=no while it stays
-enabled, as with a failing DAC. The flapper lives in a lab namespace, so `fabric lab down`
+enabled, as with a failing DAC (between Sparks the far Spark's panel end bounces with it, see
+`lifecycle.panel`). The flapper lives in a lab namespace, so `fabric lab down`
 kills it with the lab; `heal` stops it and leaves the cable up.
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabric.lab import ns
+from fabric.intent.model import Link
+from fabric.lab import names, ns
 from fabric.lab.faults.flapper import FLAP_DOWN_S, FLAP_PERIOD_S, flapper_argv, is_flapper
 from fabric.lab.faults.kernel import is_up, link_info, link_set, root_tbf, set_tbf
 from fabric.lab.faults.records import (
@@ -23,10 +25,12 @@ from fabric.lab.faults.records import (
     LinkDownUndo,
     MtuUndo,
     ShapedEnd,
+    SwapRepairUndo,
     Tbf,
 )
 from fabric.lab.faults.state import active_faults
 from fabric.lab.faults.targets import Ctx, bounced_end, cable_end, resolve_link, switch_lane
+from fabric.lab.lifecycle import panel
 
 DEGRADED_MBIT = 1000
 #: The longest a lane may train before a fault (or its heal) is given up on.
@@ -53,13 +57,32 @@ def undo_mtu(ctx: Ctx, u: MtuUndo) -> None:
 def link_down(ctx: Ctx, target: str) -> Fault:
     link, host = resolve_link(ctx, target)
     end = cable_end(ctx, host, link.end_of(host).port)
+    far = panel_far_end(ctx, link, host)
     link_set(ctx.netns(host), end.netdev, "down")
+    if far:
+        link_set(names.panel_netns(ctx.info.name), far, "down")
     return Fault("link-down", target, f"cable {link.id} down at {host} ({end.netdev})",
-                 LinkDownUndo(host=host, dev=end.netdev))
+                 LinkDownUndo(host=host, dev=end.netdev, far=far))
 
 
 def undo_link_down(ctx: Ctx, u: LinkDownUndo) -> None:
     link_set(ctx.netns(u.host), u.dev, "up")
+    if u.far:
+        link_set(names.panel_netns(ctx.info.name), u.far, "up")
+
+
+def panel_far_end(ctx: Ctx, link: Link, host: str) -> str:
+    """The far Spark's panel end of a Spark-to-Spark cable (a dark end darkens it, see
+    `lifecycle.panel`), "" for a cable to the switch; LabError while a swap re-plugs it."""
+    if not panel.is_spark_cable(ctx.intent, link):
+        return ""
+    ends = {(ep.host, ep.port) for ep in link.ends()}
+    for f in active_faults(ctx.info.name):
+        if isinstance(f.undo, SwapRepairUndo) and any(
+                {(c[0], c[1]), (c[2], c[3])} & ends for c in f.undo.cables):
+            raise ns.LabError(f"cable {link.id} is re-plugged by a swap; `fabric lab heal` "
+                              "first")
+    return panel.far_end(ctx.intent, link, host)
 
 
 def degrade(ctx: Ctx, target: str) -> Fault:
@@ -144,18 +167,22 @@ def flap(ctx: Ctx, target: str) -> Fault:
     if not is_up(link_info(netns, end.netdev)):
         raise ns.LabError(f"{end.host} {end.netdev} is down (a link-down fault?): a flap "
                           "bounces a cable that is up; `fabric lab heal` first")
+    far = panel_far_end(ctx, link, end.host)
     log = ctx.info.dir / "logs" / f"{end.host}.flap-{end.netdev}.log"
     log.unlink(missing_ok=True)
-    pid = ns.spawn(ns.in_ns(netns, flapper_argv(end.netdev)), log)
+    far_arg = f"{names.panel_netns(ctx.info.name)}:{far}" if far else ""
+    pid = ns.spawn(ns.in_ns(netns, flapper_argv(end.netdev, far_arg)), log)
     ns.wait_until(f"flapper of {end.netdev} on {end.host}",
                   lambda: log.exists() and "down #1" in log.read_text(errors="replace"),
                   timeout=20.0, failed=lambda: ns.exited_with(pid, log))
     return Fault("flap", target, f"cable {link.id} bounces at {end.host} ({end.netdev}): down "
                  f"{FLAP_DOWN_S:g} s every {FLAP_PERIOD_S:g} s (flapper pid {pid})",
-                 FlapUndo(host=end.host, dev=end.netdev, pid=pid))
+                 FlapUndo(host=end.host, dev=end.netdev, pid=pid, far=far))
 
 
 def undo_flap(ctx: Ctx, u: FlapUndo) -> None:
     if is_flapper(u.pid, u.dev):
         ns.kill_all([u.pid])
     link_set(ctx.netns(u.host), u.dev, "up")
+    if u.far:
+        link_set(names.panel_netns(ctx.info.name), u.far, "up")

@@ -1,17 +1,16 @@
 """`swap A,B`: two cables re-paired, as a person plugs two DACs into each other's ports.
 
 On a switch the two lanes exchange names (the cables move, each name keeps its MTU and
-bridge); between Sparks the cables are laid again as new veths, each Spark's twins keeping
-their settings.
+bridge); between Sparks the cables move at the lab's patch panel (`lifecycle.panel`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from fabric.intent.model import Endpoint
 from fabric.lab import names, ns
-from fabric.lab.faults.kernel import ipv4, is_up, link_info
+from fabric.lab.faults.kernel import is_up, link_info
 from fabric.lab.faults.records import (
     Cable,
     Fault,
@@ -19,11 +18,8 @@ from fabric.lab.faults.records import (
     SwapRepairUndo,
     SwapUndo,
 )
-from fabric.lab.faults.targets import Ctx, cable_end, swap_links
-from fabric.lab.lifecycle import cabling
-
-#: Per-twin sysctls that survive a re-laid cable (push sets them against ARP flux).
-TWIN_SYSCTLS = ("net.ipv4.conf.{dev}.arp_ignore", "net.ipv4.conf.{dev}.arp_announce")
+from fabric.lab.faults.targets import Ctx, swap_links
+from fabric.lab.lifecycle import panel
 
 
 def swap(ctx: Ctx, target: str) -> Fault:
@@ -79,66 +75,10 @@ def swap_names(netns: str, a: str, b: str) -> None:
     ns.ip_batch(swap_lines(a, b, {a: link_info(netns, a), b: link_info(netns, b)}), netns)
 
 
-@dataclass(frozen=True)
-class Twin:
-    """A twin netdev's settings as a re-laid cable must keep them."""
-
-    name: str
-    mac: str
-    mtu: int
-    up: bool
-    addrs: tuple[str, ...]
-    sysctls: dict[str, str]
-
-
 def repair(ctx: Ctx, cables: list[Cable]) -> None:
-    """Re-lay Spark-to-Spark cables: each (host, port, host, port) becomes one new veth.
-
-    The twins are re-created on the new (silent) cable end with their MAC, MTU, state,
-    addresses and ARP sysctls, as a re-plugged cable leaves a Spark's settings alone.
-    """
-    ports = {(h, p) for q in cables for h, p in ((q[0], q[1]), (q[2], q[3]))}
-    saved = {hp: save_twins(ctx, *hp) for hp in ports}
-    for host, port in ports:
-        ns.run(["ip", "-n", ctx.netns(host), "link", "del", "dev", names.lower(port)],
-               check=False)
-    root = [cabling.veth_line(ctx.info.name, ctx.intent, cable_end(ctx, ha, pa),
-                              cable_end(ctx, hb, pb))
-            for ha, pa, hb, pb in cables]
-    ns.ip_batch(root)
-    for (host, port), twins in saved.items():
-        lower, netns = names.lower(port), ctx.netns(host)
-        ns.ip_batch([f"link add link {lower} name {t.name} address {t.mac} mtu {t.mtu}"
-                     " type macvlan mode private" for t in twins], netns)
-        ns.sysctl(netns, {**cabling.hidden_end_sysctls([lower]),
-                          **{k: v for t in twins for k, v in t.sysctls.items()}})
-        ns.ip_batch(twin_up_lines(lower, twins), netns)
-    for host in sorted({h for h, _ in saved}):
-        # A re-plugged netdev stays in the field, so lldpd already runs on it; the lab's is
-        # new, so let lldpd take it in now (a rescan; what it sends carries no beacon of a
-        # later run, so it makes no evidence fresher than the field's).
-        ns.run(ns.in_host(ctx.holder(host), ["lldpcli", "update"]), check=False)
-
-
-def twin_up_lines(lower: str, twins: list[Twin]) -> list[str]:
-    """The cable end up, then each twin's addresses and state again."""
-    lines = [f"link set {lower} up"]
-    for t in twins:
-        lines += [f"addr add {a} dev {t.name}" for a in t.addrs]
-        if t.up:
-            lines.append(f"link set {t.name} up")
-    return lines
-
-
-def save_twins(ctx: Ctx, host: str, port: str) -> list[Twin]:
-    netns = ctx.netns(host)
-    twins = [t.netdev for t in ctx.intent.hosts[host].ports[port]]
-    values = ns.read_sysctls(netns, [k.format(dev=t) for t in twins for k in TWIN_SYSCTLS])
-    out = []
-    for twin in twins:
-        info = link_info(netns, twin)
-        keys = [k.format(dev=twin) for k in TWIN_SYSCTLS]
-        out.append(Twin(name=twin, mac=info["address"], mtu=info["mtu"], up=is_up(info),
-                        addrs=tuple(ipv4(netns, twin)),
-                        sysctls={k: values[k] for k in keys if k in values}))
-    return out
+    """Re-plug Spark-to-Spark cables at the lab's patch panel: each (host, port, host, port)
+    becomes one cable. Every end involved goes dark, moves and lights again; no netdev of a
+    Spark is re-created and nothing restarts, so lldpd keeps the neighbour it learned before
+    the move until its TTL, as in the field."""
+    pairs = [(Endpoint(ha, pa), Endpoint(hb, pb)) for ha, pa, hb, pb in cables]
+    ns.ip_batch(panel.replug_lines(ctx.intent, pairs), names.panel_netns(ctx.info.name))

@@ -48,6 +48,8 @@ class LinkDownUndo(UndoRecord):
     TAG: ClassVar[str] = "link-down"
     host: str
     dev: str
+    #: the far Spark's panel end, set down with it ("" on a cable to the switch)
+    far: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +174,8 @@ class FlapUndo(UndoRecord):
     host: str
     dev: str
     pid: int
+    #: the far Spark's panel end, bounced with it ("" on a cable to the switch)
+    far: str = ""
 
 
 @dataclass(frozen=True)

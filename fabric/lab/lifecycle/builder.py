@@ -20,7 +20,7 @@ from fabric.intent.model import Intent
 from fabric.intent.platforms import routeros_properties
 from fabric.lab import names, ns
 from fabric.lab.host import hostenv, labfiles, lldp, sshd, switch, timesync
-from fabric.lab.lifecycle import cabling, mgmt, registry
+from fabric.lab.lifecycle import cabling, mgmt, panel, registry
 from fabric.lab.lifecycle.registry import SCHEMA, LabInfo
 from fabric.lab.routeros.platform import DEFAULT_CHIP_FAMILY
 
@@ -109,6 +109,9 @@ def _labs_lock() -> Iterator[None]:
 
 def lab_hosts(lab: str, intent: Intent, slot: int) -> dict[str, LabHost]:
     used = list(intent.cabled)
+    if names.PANEL_HOST in used:
+        raise InputError(f"a lab cannot have a host named {names.PANEL_HOST!r}: its patch "
+                         "panel's namespace takes that name")
     others = 0
     out: dict[str, LabHost] = {}
     for name in used:
@@ -137,6 +140,8 @@ def _record(lab: str, intent: Intent, source: Path, slot: int, state: str,
             "switch": intent.switch.host if intent.switch else None,
             "api_port": switch.API_PORT, "spark_user": names.SPARK_USER,
             "options": asdict(options),
+            "panel": ({"namespace": names.panel_netns(lab)} if panel.spark_cables(intent)
+                      else None),
             "timeserver": {"namespace": timesync.server_namespace(lab),
                            "root_veth": timesync.server_veth(slot),
                            "address": timesync.server_address(slot)},
@@ -228,13 +233,19 @@ def _build(lab: str, intent: Intent, source: Path, inventory: Path, slot: int,
 
 
 def _wire(lab: str, intent: Intent, slot: int, hosts: dict[str, LabHost]) -> None:
+    has_panel = bool(panel.spark_cables(intent))
     ns.ip_batch([*(f"netns add {h.namespace}" for h in hosts.values()),
-                 f"netns add {timesync.server_namespace(lab)}"])
+                 f"netns add {timesync.server_namespace(lab)}",
+                 *([f"netns add {names.panel_netns(lab)}"] if has_panel else [])])
+    if has_panel:
+        ns.sysctl(names.panel_netns(lab), panel.PANEL_SYSCTLS)
     veths = {h.name: (h.root_veth, h.namespace, h.mgmt_if) for h in hosts.values()}
     ntp_root, ntp_inside = timesync.root_lines(lab, slot)
     ns.ip_batch([*mgmt.root_lines(slot, names.bridge(lab), veths), *ntp_root,
-                 *cabling.cable_lines(lab, intent)])
+                 *cabling.cable_lines(lab, intent), *panel.root_lines(lab, intent)])
     ns.ip_batch(ntp_inside, timesync.server_namespace(lab))
+    if has_panel:
+        ns.ip_batch(panel.panel_lines(intent), names.panel_netns(lab))
 
     def inside(h: LabHost) -> None:
         lines = mgmt.host_lines(h.mgmt_if, mgmt.address(slot, int(h.mgmt_ip.split(".")[-1])))
@@ -334,6 +345,8 @@ def down(lab: str) -> bool:
     ntp: dict[str, Any] = (record or {}).get("timeserver") or {}
     namespaces = [h["namespace"] for h in hosts.values()]
     namespaces += [ntp["namespace"]] if ntp.get("namespace") else []
+    # the panel is the lab's by its name, also where a build failed before its record said so
+    namespaces += [names.panel_netns(lab)] if ns.netns_exists(names.panel_netns(lab)) else []
     inodes = {i for i in (ns.netns_inode(n) for n in namespaces) if i is not None}
     recorded = [pid for h in hosts.values() for pid in h.get("pids", {}).values()]
     ns.kill_all([*ns.pids_in_netns(inodes), *(p for p in recorded if _in(p, inodes))])

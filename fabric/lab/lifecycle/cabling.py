@@ -2,8 +2,10 @@
 
 A Spark port is one hidden veth end (`cx7-p0`, MTU 9216) with both twins on top as macvlans
 (mode private, so the twins do not hear each other the way two PFs of one port would not), so a
-cable is ONE veth pair whatever its twins do. On the switch the cable end is the lane itself
-(`qsfp56-dd-1-1`). An uncabled Spark port gets a veth whose far end stays down (no carrier).
+cable to the switch is ONE veth pair whatever its twins do. On the switch the cable end is the
+lane itself (`qsfp56-dd-1-1`). A cable between two Sparks goes through the lab's patch panel
+(`panel`), so that it can be re-plugged without re-creating a twin. An uncabled Spark port
+gets a veth whose far end stays down (no carrier).
 
 The hidden end has no counterpart on hardware, so it must stay invisible: it never answers ARP
 (`arp_ignore=8`, else it answers for the twins' addresses with its own MAC, "ARP flux") and has
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 from fabric.intent.model import Endpoint, Host, Intent, Link
 from fabric.lab import names
+from fabric.lab.lifecycle import panel
 
 SPARK_MTU = 1500
 LANE_MTU = 1500
@@ -50,8 +53,9 @@ def veth_line(lab: str, intent: Intent, a: CableEnd, b: CableEnd) -> str:
 
 
 def cable_lines(lab: str, intent: Intent) -> list[str]:
+    """The cables to a switch, one veth pair each (Spark-to-Spark cables: `panel`)."""
     return [veth_line(lab, intent, cable_end(intent, link.a), cable_end(intent, link.b))
-            for link in intent.links]
+            for link in intent.links if not panel.is_spark_cable(intent, link)]
 
 
 #: sysctls of a hidden cable end (`{dev}` is its name), set before it comes up.
