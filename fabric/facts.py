@@ -135,6 +135,15 @@ class PcieFact:
 
 
 @dataclass(frozen=True)
+class ImageFact:
+    """A local container image: its id, tags and the NCCL its environment declares."""
+
+    image_id: str
+    tags: tuple[str, ...]
+    nccl: str | None = None
+
+
+@dataclass(frozen=True)
 class HostFacts:
     """A Spark's own state the `host` checks judge. None in a field: not read (not in the
     batch, or unreadable; the reason is in `SparkFacts.notes`/`missing`).
@@ -151,6 +160,7 @@ class HostFacts:
     remove_ipc_file: str | None = None  # the file whose line decided it (None: the default)
     mem_total_kib: int | None = None
     mem_available_kib: int | None = None
+    images: tuple[ImageFact, ...] | None = None  # local container images (docker)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,15 @@
 """host: a Spark's own state that breaks a fabric although every cable is right - each CX-7
 function's PCIe link, NetworkManager profiles on fabric twins, logind's RemoveIPC, and the
-memory nccl-tests needs. `fabric doctor` runs this family alone."""
+memory nccl-tests needs and the engine images. `fabric doctor` runs this family alone."""
 
 from __future__ import annotations
 
 import re
 
 from fabric.facts import NCCL_SIZES as SIZES
-from fabric.facts import Facts, HostFacts, PcieFact, SparkFacts
+from fabric.facts import Facts, HostFacts, ImageFact, PcieFact, SparkFacts
 from fabric.intent.model import Intent, InterfaceIntent
-from validators.judge import Findings, fabric_netdevs, where
+from validators.judge import Findings, fabric_netdevs, reference, where
 from validators.registry import check, needs
 
 #: What host judges: rows of each Spark's facts batch (sysfs, DMI, nmcli, logind, meminfo).
@@ -185,3 +185,87 @@ def check_memory(intent: Intent, facts: Facts, out: Findings) -> None:
                      f"{intent.profile.memory_headroom_gib:g} GiB", hint=hint, **kw)
         else:
             out.ok(f"{text}, nccl-tests needs {need} with headroom", **kw)
+
+
+#: A tag naming one of these is an engine's image (NGC's vllm, sglang and tensorrt-llm, the
+#: community's spark-vllm-docker builds, lmsysorg/sglang).
+ENGINE_IMAGE_WORDS = ("vllm", "sglang", "tensorrt-llm", "trtllm")
+_NCCL_XYZ = re.compile(r"(\d+\.\d+\.\d+)")
+
+
+def _xyz(version: str | None) -> str | None:
+    """NCCL's x.y.z from a package version (2.28.9-1+cuda13.0) or a library's (2.28.9)."""
+    m = _NCCL_XYZ.search(version or "")
+    return m.group(1) if m else None
+
+
+def _short(image_id: str) -> str:
+    return image_id.removeprefix("sha256:")[:12]
+
+
+@check("host.image")
+def check_image(intent: Intent, facts: Facts, out: Findings) -> None:
+    """Judges the engine images on the Sparks (docker, read without starting them): one tag
+    is one image on every Spark that has it (ranks from two builds may not join one NCCL
+    communicator), and the NCCL it declares is the hosts', which validate's nccl-tests
+    proved (the engine runs the image's: host and container disagree)."""
+    tags: dict[str, dict[str, ImageFact]] = {}
+    sparks = list(out.sparks(intent))
+    for host, sf in sparks:
+        images = sf.host_state.images
+        if images is None:
+            out.skip(f"{host}: container images not read "
+                     f"({_unread(sf, 'docker', 'docker_images')})", host=host)
+            continue
+        for image in images:
+            for tag in image.tags:
+                if any(word in tag.lower() for word in ENGINE_IMAGE_WORDS):
+                    tags.setdefault(tag, {})[host] = image
+    if not tags:
+        out.skip("no engine image (vllm, sglang, tensorrt-llm) on any Spark",
+                 expected="one image per tag")
+    hosts_nccl = {h: _xyz(sf.versions.nccl) for h, sf in sparks}
+    for tag, by_host in sorted(tags.items()):
+        _judge_one_image(out, tag, by_host)
+        _judge_image_nccl(out, tag, by_host, hosts_nccl)
+
+
+def _judge_one_image(out: Findings, tag: str, by_host: dict[str, ImageFact]) -> None:
+    ref = reference((h, i.image_id) for h, i in by_host.items())
+    ref_image = next(i for i in by_host.values() if i.image_id == ref)
+    odd = {h: i for h, i in by_host.items() if i.image_id != ref}
+    for host, image in sorted(odd.items()):
+        out.fail(f"{host}: {tag} is image {_short(image.image_id)} (NCCL {image.nccl or '?'});"
+                 f" the other Sparks' is {_short(ref)} (NCCL {ref_image.nccl or '?'})",
+                 host=host, expected=_short(ref), actual=_short(image.image_id),
+                 hint=f"run one image on every node: `docker pull {tag}` on {host}, or "
+                 f"`docker save` it on a node with {_short(ref)} and `docker load` it there")
+    if not odd:
+        out.ok(f"{tag}: one image ({_short(ref)}) on {len(by_host)} Spark(s)",
+               expected="one image per tag", actual=_short(ref))
+
+
+def _judge_image_nccl(out: Findings, tag: str, by_host: dict[str, ImageFact],
+                      hosts_nccl: dict[str, str | None]) -> None:
+    for image_id in sorted({i.image_id for i in by_host.values()}):
+        hosts = sorted(h for h, i in by_host.items() if i.image_id == image_id)
+        image = by_host[hosts[0]]
+        mine = _xyz(image.nccl)
+        known = {h: hosts_nccl[h] for h in hosts if hosts_nccl.get(h)}
+        if mine is None or not known:
+            what = ("declares no NCCL_VERSION" if mine is None else
+                    "is on Sparks that report no NCCL of their own")
+            out.skip(f"{tag} ({_short(image_id)}) {what}: its NCCL is not compared with the "
+                     "hosts'", host=hosts[0], expected="the hosts' NCCL")
+            continue
+        hosts_ref = reference(sorted(known.items()))  # an odd host is version's to name
+        if hosts_ref != mine:
+            out.warn(f"{tag} ({_short(image_id)}, on {', '.join(hosts)}) carries NCCL {mine};"
+                     f" the hosts run NCCL {hosts_ref}: validate's nccl-tests proved the hosts' "
+                     "NCCL, the engine runs the image's",
+                     host=hosts[0], expected=mine, actual=hosts_ref,
+                     hint=f"prove the engine's NCCL: run nccl-tests inside {tag} across the "
+                     f"nodes, or install NCCL {mine} on the hosts so validate proves what the "
+                     "engine runs")
+        else:
+            out.ok(f"{tag} carries NCCL {mine}, as the hosts do", expected=mine, actual=mine)

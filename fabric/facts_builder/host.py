@@ -1,13 +1,21 @@
 """`HostFacts` from a Spark batch's host rows: PCIe links, BIOS, NetworkManager profiles,
-logind's RemoveIPC and memory. A row that was not in the batch leaves its field None."""
+logind's RemoveIPC, memory and container images. A row that was not in the batch leaves its
+field None."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fabric.facts import HostFacts, PcieFact
+from fabric.facts import HostFacts, ImageFact, PcieFact
 from fabric.facts_builder.sections import SectionReader
-from fabric.parsers.records import BiosInfo, ConfSetting, MemInfo, NmConnection, PcieLink
+from fabric.parsers.records import (
+    BiosInfo,
+    ConfSetting,
+    ContainerImage,
+    MemInfo,
+    NmConnection,
+    PcieLink,
+)
 
 #: systemd's compiled-in RemoveIPC when no file sets it (logind.conf(5)).
 REMOVE_IPC_DEFAULT = True
@@ -17,7 +25,7 @@ _NO = ("0", "no", "false", "off")
 
 def build_host_state(rd: SectionReader, twins: Sequence[str]) -> HostFacts:
     """The host rows' facts (each twin's `pcie:<twin>` row, `dmi_bios`, `nmcli`, `logind`,
-    `meminfo`)."""
+    `meminfo`, `docker_images`)."""
     pcie: dict[str, PcieFact] = {}
     for twin in twins:
         for link in rd.records(f"pcie:{twin}", PcieLink) or []:
@@ -28,6 +36,7 @@ def build_host_state(rd: SectionReader, twins: Sequence[str]) -> HostFacts:
     nm = rd.records("nmcli", NmConnection)
     remove_ipc, ipc_file = _remove_ipc(rd)
     mem = next(iter(rd.records("meminfo", MemInfo) or []), None)
+    images = rd.records("docker_images", ContainerImage)
     return HostFacts(
         pcie=pcie,
         bios_version=bios.version if bios else None,
@@ -37,6 +46,8 @@ def build_host_state(rd: SectionReader, twins: Sequence[str]) -> HostFacts:
         remove_ipc_file=ipc_file,
         mem_total_kib=mem.mem_total_kib if mem else None,
         mem_available_kib=mem.mem_available_kib if mem else None,
+        images=None if images is None else tuple(ImageFact(i.image_id, i.tags, i.nccl)
+                                                 for i in images),
     )
 
 

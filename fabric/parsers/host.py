@@ -9,15 +9,26 @@
 - ``logind_conf``: ``systemd-analyze cat-config systemd/logind.conf`` (``# /path`` headers,
   ``[Section]``, ``Key=Value``; comments skipped); empty output is valid (nothing set).
 - ``meminfo``: ``/proc/meminfo`` (at least MemTotal and MemAvailable).
+- ``docker_images``: ``docker image inspect --format '{{.Id}} {{json .RepoTags}} {{json
+  .Config.Env}}'`` of every local image, one line each; empty output is valid (no images).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 from fabric.errors import ParseError
 from fabric.parsers.kind import Kind
-from fabric.parsers.records import BiosInfo, ConfSetting, MemInfo, NmConnection, PcieLink, Record
+from fabric.parsers.records import (
+    BiosInfo,
+    ConfSetting,
+    ContainerImage,
+    MemInfo,
+    NmConnection,
+    PcieLink,
+    Record,
+)
 
 _PCIE_LINE = re.compile(
     r"^/sys/class/net/(?P<dev>[^/]+)/device/"
@@ -161,6 +172,32 @@ def read_meminfo(kind: str, raw: str) -> list[Record]:
     return [MemInfo(values["MemTotal"], values["MemAvailable"])]
 
 
+_IMAGE_ID = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def read_docker_images(kind: str, raw: str) -> list[Record]:
+    """One ContainerImage per line: the id, the tags (a JSON list, or null for none) and the
+    environment (a JSON list of KEY=VALUE, or null), of which only NCCL_VERSION is kept."""
+    out: list[Record] = []
+    for number, line in _lines(raw):
+        image_id, _, rest = line.partition(" ")
+        tags_text, _, env_text = rest.partition(" ")
+        if not _IMAGE_ID.match(image_id):
+            raise ParseError(kind, number, line, "not an image id (sha256:<64 hex>)")
+        try:
+            tags, env = json.loads(tags_text or "x"), json.loads(env_text or "x")
+        except ValueError:
+            raise ParseError(kind, number, line,
+                             "not '<id> <tags as JSON> <env as JSON>'") from None
+        if not (tags is None or isinstance(tags, list)) or not (env is None or
+                                                                isinstance(env, list)):
+            raise ParseError(kind, number, line, "tags and env must be JSON lists (or null)")
+        nccl = next((str(e).partition("=")[2] for e in env or []
+                     if str(e).startswith("NCCL_VERSION=")), None)
+        out.append(ContainerImage(image_id, tuple(str(t) for t in tags or []), nccl or None))
+    return out
+
+
 KINDS = (
     Kind("sysfs_pcie", "linux", read_sysfs_pcie, "sysfs device/{current,max}_link_{speed,width}",
          template=False, empty_ok=True),
@@ -171,4 +208,6 @@ KINDS = (
     Kind("logind_conf", "linux", read_logind_conf, "systemd-analyze cat-config "
          "systemd/logind.conf", template=False, empty_ok=True),
     Kind("meminfo", "linux", read_meminfo, "/proc/meminfo", template=False),
+    Kind("docker_images", "linux", read_docker_images, "docker image inspect --format "
+         "'{{.Id}} {{json .RepoTags}} {{json .Config.Env}}'", template=False, empty_ok=True),
 )

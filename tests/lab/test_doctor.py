@@ -1,6 +1,7 @@
 """`fabric doctor` on a lab: an unconfigured lab fails host.ipc (systemd's default RemoveIPC),
-a pushed one passes every host check; each host fault (`nm-profile`, `remove-ipc`) fails its
-check on the faulted Spark only, and `fabric lab heal` makes doctor pass again."""
+a pushed one passes every host check; each host fault (`nm-profile`, `remove-ipc`,
+`pcie-width`, `image-drift`) fails its check on the faulted Spark only, and `fabric lab heal`
+makes doctor pass again."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from fabric.facts import facts_from_json
 from fabric.lab.host.hostenv import host_path
 from fabric.lab.lifecycle.registry import LabInfo
 from fabric.redact import MASK
-from tests.lab.conftest import Inject, Labs, configure, fabric, in_host
+from tests.lab.conftest import Inject, Labs, configure, fabric, in_host, validate
 
 pytestmark = pytest.mark.lab
 
@@ -58,7 +59,10 @@ def test_pushed_lab_passes_doctor(lab: LabInfo, tmp_path: Path, state_dir: Path)
     code, report, err = doctor(LAB, tmp_path, state_dir)
     assert code == 0, err
     statuses = {(r["check"], r["status"]) for r in report["results"]}
-    assert {c for c, s in statuses if s == "pass"} == {"host.nm", "host.ipc"}
+    assert {c for c, s in statuses if s == "pass"} == {"host.nm", "host.ipc", "host.image"}
+    images = [r["message"] for r in report["results"] if r["check"] == "host.image"]
+    assert "nvcr.io/nvidia/vllm:26.05.post1-py3: one image (105be6b2f5d1) on 4 Spark(s)" in \
+        images, images
     skip = [r for r in report["results"] if r["status"] == "skip"]
     pcie = [r for r in skip if r["check"] == "host.pcie"]
     assert len(pcie) == 8  # every cabled twin: a lab twin has no PCIe function
@@ -110,6 +114,27 @@ def test_pcie_width_fault_fails_host_pcie_on_that_twin(lab: LabInfo, tmp_path: P
     assert heal.returncode == 0, heal.stderr
     code, report, err = doctor(LAB, tmp_path, state_dir)
     assert code == 0, err
+
+
+def test_image_drift_fails_doctor_and_validate_and_the_gate_refuses(
+        lab: LabInfo, tmp_path: Path, state_dir: Path, inject: Inject) -> None:
+    """One Spark pulled the engine image's tag again and got another build (another NCCL):
+    ranks would run two builds. Doctor and a full validate name it with its fix; the gate
+    stays shut."""
+    inject(LAB, "image-drift", "spark02")
+    code, report, err = doctor(LAB, tmp_path, state_dir)
+    assert code == 1, err
+    assert bad(report) == {("host.image", "spark02")}
+    (r,) = [r for r in report["results"] if r["status"] == "fail"]
+    assert "nvcr.io/nvidia/vllm:26.05.post1-py3 is image" in r["message"]
+    assert "(NCCL 2.27.7); the other Sparks' is 105be6b2f5d1 (NCCL 2.28.9)" in r["message"]
+    assert "`docker pull nvcr.io/nvidia/vllm:26.05.post1-py3` on spark02" in r["hint"]
+    code, full, err = validate(LAB, tmp_path, state_dir=state_dir)
+    assert code == 1, err[-3000:]
+    failed = {(r["check"], r["host"]) for r in full["results"] if r["status"] == "fail"}
+    assert failed == {("host.image", "spark02")}, failed
+    gate = fabric("gate", "--lab", LAB, state_dir=state_dir)
+    assert gate.returncode == 1 and "did not pass" in gate.stderr, gate.stderr[-2000:]
 
 
 def test_bad_input_exits_2(tmp_path: Path, state_dir: Path) -> None:

@@ -13,6 +13,7 @@ from fabric.facts import (
     Facts,
     GidFact,
     HostFacts,
+    ImageFact,
     LaneFact,
     NeighborFact,
     NetdevFact,
@@ -31,6 +32,10 @@ MGMT_NET = ipaddress.IPv4Network("192.168.10.0/24")
 VERSIONS = VersionFacts(kernel="6.11.0-1016-nvidia", nic_driver="mlx5_core 24.10-1.1.4",
                         nic_firmware="28.45.4028 (NVD0000000087)", nccl="2.27.7",
                         cuda_driver="580.95.05")
+
+#: The engine image every healthy Spark has (NCCL as the hosts').
+VLLM_IMAGE = "nvcr.io/nvidia/vllm:26.05.post1-py3"
+VLLM_IMAGE_ID = "sha256:" + "5" * 64
 
 
 def intent(name: str) -> Intent:
@@ -94,7 +99,8 @@ def _host_state(it: Intent, plans: dict[str, Any]) -> HostFacts:
     return HostFacts(pcie=pcie, bios_version="5.36_0ACUM018", bios_date="03/12/2026",
                      nm_profiles=(), remove_ipc=False,
                      remove_ipc_file="/etc/systemd/logind.conf.d/40-fabric.conf",
-                     mem_total_kib=120 * 2**20, mem_available_kib=110 * 2**20)
+                     mem_total_kib=120 * 2**20, mem_available_kib=110 * 2**20,
+                     images=(ImageFact(VLLM_IMAGE_ID, (VLLM_IMAGE,), "2.27.7"),))
 
 
 def _gids(rdma: str, netdev: str, ip: str, node: int, i: int) -> list[GidFact]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fabric.facts import Facts, PcieFact
+from fabric.facts import Facts, ImageFact, PcieFact
 from fabric.intent.model import Intent
 from tests.validators import builder
 from tests.validators.helpers import failures
@@ -24,7 +24,8 @@ def _twin(intent: Intent, host: str, n: int = 0) -> tuple[str, str]:
 
 def test_healthy_hosts_pass(star4: Intent, star_facts: Facts) -> None:
     results = run_checks(star4, star_facts, {"host"})
-    assert {r.check for r in results} == {"host.pcie", "host.nm", "host.ipc", "host.memory"}
+    assert {r.check for r in results} == {"host.pcie", "host.nm", "host.ipc", "host.memory",
+                                          "host.image"}
     assert {r.status for r in results} == {"pass"}
     assert sum(r.check == "host.pcie" for r in results) == len(star4.interfaces())
 
@@ -145,3 +146,57 @@ def test_no_degraded_init_hint_where_pcie_explains_it(ring4: Intent, ring_facts:
     facts = _rdma_slow(ring4, _host(ring_facts, host, pcie=pcie), link.id, 1, 13.0)
     rs = [r for r in run_checks(ring4, facts, {"bw"}) if r.status == "fail"]
     assert rs and not any("cold power drain" in r.hint for r in rs)
+
+
+def _images(facts: Facts, host: str, *images: ImageFact) -> Facts:
+    return _host(facts, host, images=images)
+
+
+def test_one_spark_with_another_build_of_the_engine_image_fails_naming_it(
+        star4: Intent, star_facts: Facts) -> None:
+    other = ImageFact("sha256:" + "7" * 64, (builder.VLLM_IMAGE,), "2.26.2")
+    rows = failures(star4, _images(star_facts, "spark03", other), ("host.image", "spark03", None))
+    (r,) = [r for r in rows if r.status == "fail"]
+    assert "777777777777" in r.message and "555555555555" in r.message
+    assert "NCCL 2.26.2" in r.message
+    # its NCCL is not the hosts' either: said beside it, as a warning
+    assert [w.status for w in rows if w is not r] == ["warn"]
+    assert f"docker pull {builder.VLLM_IMAGE}` on spark03" in r.hint
+
+
+def test_an_image_whose_nccl_is_not_the_hosts_warns_with_the_fix(star4: Intent,
+                                                                star_facts: Facts) -> None:
+    facts = star_facts
+    newer = ImageFact(builder.VLLM_IMAGE_ID, (builder.VLLM_IMAGE,), "2.28.9")
+    for host in facts.sparks:
+        facts = _images(facts, host, newer)
+    results = [r for r in run_checks(star4, facts, {"host"}) if r.check == "host.image"]
+    warned = [r for r in results if r.status == "warn"]
+    assert len(warned) == 1, results
+    assert "on spark01, spark02, spark03, spark04) carries NCCL 2.28.9; the hosts run NCCL " \
+        "2.27.7" in warned[0].message
+    assert "nccl-tests inside" in warned[0].hint and "install NCCL 2.28.9" in warned[0].hint
+    assert [r.status for r in results if r.status != "warn"] == ["pass"]  # one image
+
+
+def test_images_unread_or_silent_about_nccl_are_skipped_not_passed(star4: Intent,
+                                                                   star_facts: Facts) -> None:
+    silent = ImageFact(builder.VLLM_IMAGE_ID, (builder.VLLM_IMAGE,), None)
+    facts = star_facts
+    for host in facts.sparks:
+        facts = _images(facts, host, silent, ImageFact("sha256:" + "1" * 64, ("debian:12",)))
+    facts = _host(facts, "spark04", images=None)
+    results = [r for r in run_checks(star4, facts, {"host"}) if r.check == "host.image"]
+    skipped = {r.message for r in results if r.status == "skip"}
+    assert any(m.startswith("spark04: container images not read") for m in skipped), skipped
+    assert any("declares no NCCL_VERSION" in m for m in skipped), skipped
+    assert not any("debian" in r.message for r in results)  # not an engine image
+
+
+def test_no_engine_image_anywhere_is_one_skip(star4: Intent, star_facts: Facts) -> None:
+    facts = star_facts
+    for host in facts.sparks:
+        facts = _images(facts, host)
+    results = [r for r in run_checks(star4, facts, {"host"}) if r.check == "host.image"]
+    assert [(r.status, r.message) for r in results] == [
+        ("skip", "no engine image (vllm, sglang, tensorrt-llm) on any Spark")]

@@ -26,7 +26,7 @@ EXPECTED = [
     "switch.bridge",
     "qos.consistent",
     "nccl.busbw",
-    "host.pcie", "host.nm", "host.ipc", "host.memory",
+    "host.pcie", "host.nm", "host.ipc", "host.memory", "host.image",
 ]
 #: Families that live in another family's module.
 MODULE_OF = {"route": "addr"}

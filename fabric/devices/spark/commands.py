@@ -114,6 +114,16 @@ _LOGIND = (
     "[ -r \"$f\" ] && { echo \"# $f\"; cat \"$f\"; echo; }; done; true"
 )
 _MEMINFO = "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo"
+#: Every local image's id, tags and environment (the NCCL an engine image declares), read
+#: without starting a container; as the user where it may use docker, else through `sudo -n`.
+_DOCKER_IMAGES = (
+    "command -v docker >/dev/null 2>&1 || exit 127; d=docker; "
+    "ids=$($d image ls -q --no-trunc 2>&1) || { [ \"${U:-$(id -u)}\" != 0 ] "
+    "&& sudo -n true 2>/dev/null && d='sudo -n docker' "
+    "&& ids=$($d image ls -q --no-trunc 2>&1); } || { echo \"$ids\"; exit 1; }; "
+    "ids=$(printf '%s\\n' $ids | sort -u); [ -n \"$ids\" ] || exit 0; "
+    "$d image inspect --format '{{.Id}} {{json .RepoTags}} {{json .Config.Env}}' $ids"
+)
 _HOST = _fam("host")
 
 
@@ -238,7 +248,7 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("sysfs_gids", _SYSFS_GIDS, "sysfs_gids", "sysfs gids", ok_rc=(0, 2),
                  empty_ok=True, families=_GIDS),
     lldp_command(),
-    SparkCommand("nccl", _NCCL, None, "nccl", families=_fam("version")),
+    SparkCommand("nccl", _NCCL, None, "nccl", families=_fam("version", "host")),
     SparkCommand("cuda_driver", _CUDA, None, "nvidia driver", families=_fam("version")),
     SparkCommand("cuda_toolkit", _CUDA_TOOLKIT, None, "cuda toolkit", families=_fam("version")),
     SparkCommand("chronyc_tracking", "chronyc tracking", "chronyc_tracking", "chronyc",
@@ -252,6 +262,8 @@ HOST_COMMANDS: tuple[SparkCommand, ...] = (
     SparkCommand("logind", _LOGIND, "logind_conf", "logind.conf", empty_ok=True,
                  families=_HOST),
     SparkCommand("meminfo", _MEMINFO, "meminfo", "meminfo", families=_HOST),
+    SparkCommand("docker_images", _DOCKER_IMAGES, "docker_images", "docker", empty_ok=True,
+                 families=_HOST),
 )
 
 

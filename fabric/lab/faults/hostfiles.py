@@ -2,16 +2,26 @@
 overlay, never the machine's): `nm-profile SPARK:TWIN` (NetworkManager's "Wired connection 1"
 keyfile bound to the twin, as NetworkManager makes one for a cabled port) and `remove-ipc SPARK`
 (a logind drop-in that sets RemoveIPC=yes after fabric's own, as an image or a hand edit
-would). Undo puts back what the file held before (or removes it)."""
+would) and `image-drift SPARK` (the vLLM engine image pulled again on that Spark alone: another
+build under the same tag, with another NCCL, in the docker stand-in's image list). Undo puts
+back what the file held before (or removes it)."""
 
 from __future__ import annotations
 
+import json
 import uuid as uuidlib
 from pathlib import Path
 
 from fabric.errors import InputError
-from fabric.lab.faults.records import Fault, HostFileUndo, NmProfileUndo, RemoveIpcUndo
+from fabric.lab.faults.records import (
+    Fault,
+    HostFileUndo,
+    ImageDriftUndo,
+    NmProfileUndo,
+    RemoveIpcUndo,
+)
 from fabric.lab.faults.targets import Ctx
+from fabric.lab.host import docker_shim
 from fabric.lab.host.hostenv import host_path
 
 NM_DIR = "/etc/NetworkManager/system-connections"
@@ -69,6 +79,25 @@ def remove_ipc(ctx: Ctx, target: str) -> Fault:
     previous = _write(ctx, target, LOGIND_DROPIN, REMOVE_IPC, 0o644)
     return Fault("remove-ipc", target, f"{target}: logind RemoveIPC=yes ({LOGIND_DROPIN})",
                  RemoveIpcUndo(host=target, path=LOGIND_DROPIN, previous=previous))
+
+
+#: The image an `image-drift` re-pulls, and the NCCL of the other build under its tag.
+DRIFT_TAG = "nvcr.io/nvidia/vllm:26.05.post1-py3"
+DRIFT_NCCL = "2.27.7"
+
+
+def image_drift(ctx: Ctx, target: str) -> Fault:
+    """SPARK's vLLM image is another build under the same tag, with another NCCL."""
+    _spark(ctx, target, "image-drift")
+    real = host_path(ctx.holder(target), docker_shim.IMAGES_FILE)
+    data = json.loads(real.read_text()) if real.exists() else {"images": []}
+    others = [i for i in data["images"] if DRIFT_TAG not in i["tags"]]
+    text = json.dumps({"images": [*others, docker_shim.image(DRIFT_TAG, DRIFT_NCCL, "drift")]},
+                      indent=1) + "\n"
+    previous = _write(ctx, target, docker_shim.IMAGES_FILE, text, 0o644)
+    return Fault("image-drift", target, f"{target}: {DRIFT_TAG} is another build (NCCL "
+                 f"{DRIFT_NCCL})", ImageDriftUndo(host=target, path=docker_shim.IMAGES_FILE,
+                                                  previous=previous))
 
 
 def undo_file(ctx: Ctx, u: HostFileUndo) -> None:

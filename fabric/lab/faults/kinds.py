@@ -17,6 +17,7 @@ from fabric.lab.faults.records import (
     DropUndo,
     Fault,
     FlapUndo,
+    ImageDriftUndo,
     LinkDownUndo,
     MtuUndo,
     NmProfileUndo,
@@ -62,6 +63,7 @@ KINDS: dict[str, tuple[Inject, Undo]] = {
     "time": (services.time, typed(TimeUndo, services.undo_time)),
     "nm-profile": (hostfiles.nm_profile, typed(NmProfileUndo, hostfiles.undo_file)),
     "remove-ipc": (hostfiles.remove_ipc, typed(RemoveIpcUndo, hostfiles.undo_file)),
+    "image-drift": (hostfiles.image_drift, typed(ImageDriftUndo, hostfiles.undo_file)),
     "pcie-width": (pcie.pcie_width, typed(PcieWidthUndo, pcie.undo_pcie_width)),
 }
 

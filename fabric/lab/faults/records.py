@@ -216,6 +216,14 @@ class NmProfileUndo(HostFileUndo):
 
 
 @dataclass(frozen=True)
+class ImageDriftUndo(HostFileUndo):
+    """`image-drift`: the docker stand-in's image list of one Spark."""
+
+    KIND: ClassVar[str] = "image-drift"
+    TAG: ClassVar[str] = "image-drift"
+
+
+@dataclass(frozen=True)
 class RemoveIpcUndo(HostFileUndo):
     """`remove-ipc`: the logind drop-in that sets RemoveIPC=yes."""
 
@@ -237,7 +245,7 @@ class PcieWidthUndo(UndoRecord):
 RECORDS: tuple[type[UndoRecord], ...] = (
     MtuUndo, LinkDownUndo, DegradeUndo, SwapRenameUndo, SwapRepairUndo, AutonegUndo,
     WrongAddrUndo, DefaultRouteUndo, SshdStopUndo, TimeUndo, FlapUndo, DropUndo,
-    NmProfileUndo, RemoveIpcUndo, PcieWidthUndo)
+    NmProfileUndo, RemoveIpcUndo, ImageDriftUndo, PcieWidthUndo)
 #: faults.json's `type` tag -> record class.
 BY_TAG: dict[str, type[UndoRecord]] = {r.TAG: r for r in RECORDS}
 

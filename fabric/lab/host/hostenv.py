@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fabric.lab import names, ns
-from fabric.lab.host import labfiles, mlnx_qos_shim, netplan_shim, nmcli_shim
+from fabric.lab.host import docker_shim, labfiles, mlnx_qos_shim, netplan_shim, nmcli_shim
 
 #: PATH of a DGX OS (Ubuntu) login, from its /etc/environment (pam_env): sbin included.
 UBUNTU_PATH = ("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games:"
@@ -43,6 +43,7 @@ SPARK_GROUPS = ("adm", "sudo")
 SHIM = str(Path(netplan_shim.__file__).resolve())
 MLNX_QOS_SHIM = str(Path(mlnx_qos_shim.__file__).resolve())
 NMCLI_SHIM = str(Path(nmcli_shim.__file__).resolve())
+DOCKER_SHIM = str(Path(docker_shim.__file__).resolve())
 
 HOLDER_SCRIPT = r"""
 set -eu
@@ -210,40 +211,49 @@ def write_spark_files(hostdir: Path, user: SparkUser, script: Path) -> None:
     (hostdir / "netplan-real").write_text(real)
 
 
-def install_mlnx_qos(hostdir: Path) -> None:
-    """`mlnx_qos` for the host's PATH (the holder lays `local-bin` over /usr/local/bin): the
-    lab's stand-in, state per netdev in the host's private /run (fabric/lab/host/mlnx_qos_shim.py),
-    and an `ethtool` whose pause parameters come from the same state. Installed where the
-    topology is lossless; other labs keep a Spark without mlnx_qos."""
+def _local_tool(hostdir: Path, name: str, what: str, body: str) -> None:
+    """Executable `name` in the host's `local-bin` (the holder lays it over /usr/local/bin):
+    a shell script saying `what` it is, then `body`."""
     local = hostdir / "local-bin"
     local.mkdir(mode=0o755, exist_ok=True)
-    tool = local / "mlnx_qos"
-    tool.write_text("#!/bin/sh\n# mlnx_qos in a fabric lab Spark: the lab's stand-in "
-                    "(fabric/lab/host/mlnx_qos_shim.py)\n"
-                    f"exec {sys.executable} -I {MLNX_QOS_SHIM} \"$@\"\n")
+    tool = local / name
+    tool.write_text(f"#!/bin/sh\n# {name} in a fabric lab Spark: {what}\n{body}")
     tool.chmod(0o755)
-    ethtool = local / "ethtool"  # -a/-A from the same NIC state, the rest the real ethtool
-    ethtool.write_text("#!/bin/sh\n# ethtool in a fabric lab Spark: pause parameters from the "
-                       "NIC stand-in (fabric/lab/host/mlnx_qos_shim.py), all else the real one\n"
-                       f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
-    ethtool.chmod(0o755)
+
+
+def install_mlnx_qos(hostdir: Path) -> None:
+    """`mlnx_qos` for the host's PATH: the lab's stand-in, state per netdev in the host's
+    private /run (fabric/lab/host/mlnx_qos_shim.py), and an `ethtool` whose pause parameters
+    come from the same state. Installed where the topology is lossless; other labs keep a
+    Spark without mlnx_qos."""
+    _local_tool(hostdir, "mlnx_qos", "the lab's stand-in (fabric/lab/host/mlnx_qos_shim.py)",
+                f"exec {sys.executable} -I {MLNX_QOS_SHIM} \"$@\"\n")
+    # -a/-A from the same NIC state, the rest the real ethtool
+    _local_tool(hostdir, "ethtool", "pause parameters from the NIC stand-in "
+                "(fabric/lab/host/mlnx_qos_shim.py), all else the real one",
+                f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
 
 
 def install_nmcli(hostdir: Path) -> None:
     """`nmcli` for the host's PATH: the lab's stand-in listing NetworkManager's keyfiles
     (fabric/lab/host/nmcli_shim.py); DGX OS has NetworkManager."""
-    local = hostdir / "local-bin"
-    local.mkdir(mode=0o755, exist_ok=True)
-    tool = local / "nmcli"
-    tool.write_text("#!/bin/sh\n# nmcli in a fabric lab Spark: the lab's stand-in "
-                    "(fabric/lab/host/nmcli_shim.py)\n"
-                    "# the daemon reads root's keyfiles: so does the stand-in where sudo -n "
-                    "lets it\n"
-                    f"run=\"{sys.executable} -I {NMCLI_SHIM}\"\n"
-                    "if [ \"$(id -u)\" != 0 ] && sudo -n true 2>/dev/null; then "
-                    "exec sudo -n $run \"$@\"; fi\n"
-                    "exec $run \"$@\"\n")
-    tool.chmod(0o755)
+    _local_tool(hostdir, "nmcli", "the lab's stand-in (fabric/lab/host/nmcli_shim.py)\n"
+                "# the daemon reads root's keyfiles: so does the stand-in where sudo -n lets it",
+                f"run=\"{sys.executable} -I {NMCLI_SHIM}\"\n"
+                "if [ \"$(id -u)\" != 0 ] && sudo -n true 2>/dev/null; then "
+                "exec sudo -n $run \"$@\"; fi\n"
+                "exec $run \"$@\"\n")
+
+
+def install_docker(hostdir: Path) -> None:
+    """`docker` for the host's PATH: the lab's stand-in listing the host's images
+    (fabric/lab/host/docker_shim.py), the engines' default images in its private /etc."""
+    _local_tool(hostdir, "docker", "the lab's stand-in (fabric/lab/host/docker_shim.py)",
+                f"exec {sys.executable} -I -S {DOCKER_SHIM} \"$@\"\n")
+    images = hostdir / "etc.add" / docker_shim.IMAGES_FILE.removeprefix("/etc/")
+    images.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    images.write_text(docker_shim.lab_images_text())
+    images.chmod(0o644)
 
 
 def _with_member(text: str, user: str, column: int) -> str:

@@ -289,6 +289,7 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
             if chrony is not None:
                 timesync.install_chronyc(d / "hosts" / p.name, chrony)
             hostenv.install_nmcli(d / "hosts" / p.name)
+            hostenv.install_docker(d / "hosts" / p.name)
             if intent.lossless:
                 hostenv.install_mlnx_qos(d / "hosts" / p.name)
     for h, p in hosts.items():

@@ -8,7 +8,14 @@ A field is None when the tool did not print it; it is never guessed.
 from __future__ import annotations
 
 from fabric.parsers.records.base import Record
-from fabric.parsers.records.host import BiosInfo, ConfSetting, MemInfo, NmConnection, PcieLink
+from fabric.parsers.records.host import (
+    BiosInfo,
+    ConfSetting,
+    ContainerImage,
+    MemInfo,
+    NmConnection,
+    PcieLink,
+)
 from fabric.parsers.records.link import (
     EthtoolCounter,
     EthtoolDriver,
@@ -57,6 +64,7 @@ __all__ = [
     "BiosInfo",
     "ChronyTracking",
     "ConfSetting",
+    "ContainerImage",
     "EthtoolCounter",
     "EthtoolDriver",
     "EthtoolFec",

@@ -1,4 +1,5 @@
-"""Parsed records of a host's own state: PCIe links, BIOS, NetworkManager, logind, memory."""
+"""Parsed records of a host's own state: PCIe links, BIOS, NetworkManager, logind, memory,
+container images."""
 
 from __future__ import annotations
 
@@ -56,3 +57,14 @@ class MemInfo(Record):
 
     mem_total_kib: int
     mem_available_kib: int
+
+
+@dataclass(frozen=True)
+class ContainerImage(Record):
+    """One local container image (``docker image inspect``): its id, its tags, and the NCCL
+    version its environment declares (``NCCL_VERSION``, as NVIDIA's CUDA and NGC images set
+    it; None where it declares none)."""
+
+    image_id: str
+    tags: tuple[str, ...]
+    nccl: str | None
