@@ -8,7 +8,6 @@ back what the file held before (or removes it)."""
 
 from __future__ import annotations
 
-import json
 import uuid as uuidlib
 from pathlib import Path
 
@@ -90,10 +89,10 @@ def image_drift(ctx: Ctx, target: str) -> Fault:
     """SPARK's vLLM image is another build under the same tag, with another NCCL."""
     _spark(ctx, target, "image-drift")
     real = host_path(ctx.holder(target), docker_shim.IMAGES_FILE)
-    data = json.loads(real.read_text()) if real.exists() else {"images": []}
-    others = [i for i in data["images"] if DRIFT_TAG not in i["tags"]]
-    text = json.dumps({"images": [*others, docker_shim.image(DRIFT_TAG, DRIFT_NCCL, "drift")]},
-                      indent=1) + "\n"
+    lines = real.read_text().splitlines() if real.exists() else []
+    others = [ln for ln in lines if docker_shim.tag_of(ln) != DRIFT_TAG]
+    text = "".join(f"{ln}\n" for ln in [*others,
+                                          docker_shim.image_line(DRIFT_TAG, DRIFT_NCCL, "drift")])
     previous = _write(ctx, target, docker_shim.IMAGES_FILE, text, 0o644)
     return Fault("image-drift", target, f"{target}: {DRIFT_TAG} is another build (NCCL "
                  f"{DRIFT_NCCL})", ImageDriftUndo(host=target, path=docker_shim.IMAGES_FILE,

@@ -43,7 +43,6 @@ SPARK_GROUPS = ("adm", "sudo")
 SHIM = str(Path(netplan_shim.__file__).resolve())
 MLNX_QOS_SHIM = str(Path(mlnx_qos_shim.__file__).resolve())
 NMCLI_SHIM = str(Path(nmcli_shim.__file__).resolve())
-DOCKER_SHIM = str(Path(docker_shim.__file__).resolve())
 
 HOLDER_SCRIPT = r"""
 set -eu
@@ -234,22 +233,21 @@ def install_mlnx_qos(hostdir: Path) -> None:
                 f"exec {sys.executable} -I {MLNX_QOS_SHIM} --as-ethtool \"$@\"\n")
 
 
-def install_nmcli(hostdir: Path) -> None:
+def install_nmcli(hostdir: Path, sudo_asks: bool = False) -> None:
     """`nmcli` for the host's PATH: the lab's stand-in listing NetworkManager's keyfiles
-    (fabric/lab/host/nmcli_shim.py); DGX OS has NetworkManager."""
-    _local_tool(hostdir, "nmcli", "the lab's stand-in (fabric/lab/host/nmcli_shim.py)\n"
-                "# the daemon reads root's keyfiles: so does the stand-in where sudo -n lets it",
-                f"run=\"{sys.executable} -I {NMCLI_SHIM}\"\n"
-                "if [ \"$(id -u)\" != 0 ] && sudo -n true 2>/dev/null; then "
-                "exec sudo -n $run \"$@\"; fi\n"
-                "exec $run \"$@\"\n")
+    (fabric/lab/host/nmcli_shim.py); DGX OS has NetworkManager. The daemon reads root's
+    keyfiles, so the stand-in runs through `sudo -n` for a user where sudo asks no password
+    (`sudo_asks`: it does; then it lists what the user can read)."""
+    sudo = "" if sudo_asks else ('if [ "$(id -u)" != 0 ]; then exec sudo -n $run "$@"; fi\n')
+    _local_tool(hostdir, "nmcli", "the lab's stand-in (fabric/lab/host/nmcli_shim.py)",
+                f"run=\"{sys.executable} -I -S {NMCLI_SHIM}\"\n{sudo}exec $run \"$@\"\n")
 
 
 def install_docker(hostdir: Path) -> None:
     """`docker` for the host's PATH: the lab's stand-in listing the host's images
     (fabric/lab/host/docker_shim.py), the engines' default images in its private /etc."""
     _local_tool(hostdir, "docker", "the lab's stand-in (fabric/lab/host/docker_shim.py)",
-                f"exec {sys.executable} -I -S {DOCKER_SHIM} \"$@\"\n")
+                docker_shim.STAND_IN)
     images = hostdir / "etc.add" / docker_shim.IMAGES_FILE.removeprefix("/etc/")
     images.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     images.write_text(docker_shim.lab_images_text())

@@ -288,7 +288,7 @@ def _write_files(lab: str, intent: Intent, source: Path, inventory: Path,
             hostenv.write_spark_files(d / "hosts" / p.name, user, script)
             if chrony is not None:
                 timesync.install_chronyc(d / "hosts" / p.name, chrony)
-            hostenv.install_nmcli(d / "hosts" / p.name)
+            hostenv.install_nmcli(d / "hosts" / p.name, sudo_asks=bool(password))
             hostenv.install_docker(d / "hosts" / p.name)
             if intent.lossless:
                 hostenv.install_mlnx_qos(d / "hosts" / p.name)
