@@ -200,6 +200,7 @@ def _check_pools(ctx: _Ctx) -> None:
 def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
     seen: dict[str, int] = {}
     on_switch = 0
+    slowest = spark_port_gbps()  # the switch takes more links the slower they are
     for i, link in enumerate(ctx.spec.links):
         for end in ("a", "b"):
             value = getattr(link, end)
@@ -219,17 +220,18 @@ def _check_cabling(ctx: _Ctx, model: SwitchModel | None) -> None:
                 _check_spark_port(ctx, path, host, port, link)
             elif host.role == "switch":
                 on_switch += 1
+                slowest = min(slowest, _link_gbps(link))
                 _check_lane(ctx, path, host, port, link, model)
             else:
                 ctx.err(path, f"{host_name} is a {host.role} host; it has no fabric ports")
         if _hosts_of(link)[0] == _hosts_of(link)[1]:
             ctx.err(("links", i), "a cable cannot loop back to the same host")
     if model is not None:
-        cap = model.capacity(spark_port_gbps())
+        cap = model.capacity(slowest)
         if on_switch > cap:
             sw_name = ctx.spec.switch.host if ctx.spec.switch else "the switch"
             ctx.err(("links",), f"{on_switch} Sparks on {sw_name}, "
-                    f"which takes at most {cap} at {spark_port_gbps()}G "
+                    f"which takes at most {cap} at {slowest}G "
                     f"({model.ports} ports x {cap // model.ports})")
 
 

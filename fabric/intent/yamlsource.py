@@ -118,7 +118,7 @@ def load_yaml(path: Path) -> SourceDoc:
     except InputError as exc:
         for p in exc.problems:
             p.file = name
-        raise
+        raise InputError(exc.problems) from None  # the message again, now naming the file
     except RecursionError:
         raise InputError(InputProblem(name, None, "", "YAML: an alias refers to itself "
                                       "(a recursive structure)")) from None

@@ -17,12 +17,12 @@ from fabric.plan.model import Capacity
 
 def capacity_of(intent: Intent) -> Capacity:
     """Capacity of an already-loaded intent (which the static checks keep within bounds)."""
-    gbps = spark_port_gbps()
     if intent.switch is None:
-        return Capacity(None, None, 0, 0, gbps)
+        return Capacity(None, None, 0, 0, spark_port_gbps())
     model = switch_model(intent.switch.model)
-    needed = sum(1 for link in intent.links if link.switch_lane)
-    return Capacity(intent.switch.host, model.name, needed, model.capacity(gbps), gbps)
+    lanes = [link for link in intent.links if link.switch_lane]
+    gbps = min((link.speed_gbps for link in lanes), default=spark_port_gbps())
+    return Capacity(intent.switch.host, model.name, len(lanes), model.capacity(gbps), gbps)
 
 
 def options(model: SwitchModel, needed: int, gbps: int) -> list[str]:
@@ -43,6 +43,13 @@ def options(model: SwitchModel, needed: int, gbps: int) -> list[str]:
     return out
 
 
+def _gbps(speed: Any) -> int:
+    """A link's `speed` (e.g. "100G") in Gbit/s; the Spark port's where none (or unreadable:
+    load_intent names that one)."""
+    text = str(speed or "")
+    return int(text[:-1]) if text[:-1].isdigit() and text.endswith("G") else spark_port_gbps()
+
+
 def check_topology_file(topology: str | Path, inventory: Path | None = None) -> None:
     """Refuse (exit 2) a topology that puts more Sparks on a switch than it can take."""
     path = resolve_topology(topology)
@@ -61,10 +68,11 @@ def check_topology_file(topology: str | Path, inventory: Path | None = None) -> 
         model = switch_model(sw.model)
     except KeyError:
         return
-    links = raw.get("links") or []
-    needed = sum(1 for link in links if isinstance(link, dict)
-                 and any(str(link.get(e, "")).startswith(f"{host}:") for e in ("a", "b")))
-    gbps = spark_port_gbps()
+    links = [link for link in raw.get("links") or [] if isinstance(link, dict)
+             and any(str(link.get(e, "")).startswith(f"{host}:") for e in ("a", "b"))]
+    needed = len(links)
+    # the switch takes more links the slower they are (4x100G: 16 on a CRS804)
+    gbps = min((_gbps(link.get("speed")) for link in links), default=spark_port_gbps())
     cap = model.capacity(gbps)
     if needed <= cap:
         return

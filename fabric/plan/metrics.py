@@ -136,10 +136,16 @@ def allreduce(fab: Fabric, size: int, ring_hops: dict[tuple[str, str], int]
     g = fab.graph
     rank_gbps = min(max(d["gbps"] for _, _, d in g.edges(s, data=True)) for s in fab.sparks)
     rank_gbps = min(rank_gbps, _uplink_share(fab)) * float(ab["link_efficiency"])
-    steps = 2 * (p - 1)
-    seconds = steps * alpha * 1e-6 + steps / p * size * 8 / (rank_gbps * 1e9)
-    busbw = steps / p * size * 8 / seconds / 1e9
-    return seconds * 1e3, busbw, alpha, rank_gbps
+    ms, busbw = ring_allreduce(p, size, alpha, rank_gbps)
+    return ms, busbw, alpha, rank_gbps
+
+
+def ring_allreduce(ranks: int, size: int, alpha_us: float, rank_gbps: float
+                   ) -> tuple[float, float]:
+    """The alpha-beta ring all-reduce of `size` bytes over `ranks`: (ms, bus Gb/s)."""
+    steps = 2 * (ranks - 1)
+    seconds = steps * alpha_us * 1e-6 + steps / ranks * size * 8 / (rank_gbps * 1e9)
+    return seconds * 1e3, steps / ranks * size * 8 / seconds / 1e9
 
 
 def _uplink_share(fab: Fabric) -> float:

@@ -13,6 +13,7 @@ from fabric.plan.cables import CableBook, key
 from fabric.plan.capacity import capacity_of
 from fabric.plan.env import env_changes
 from fabric.plan.model import AddressChange, CableAction, Gate, Plan, Step
+from fabric.plan.predict import prediction
 from fabric.plan.switchcmd import mode_commands, port_of, prep_commands
 from fabric.plan.waves import (
     Rewire,
@@ -98,7 +99,7 @@ class _Planner:
         return Plan(self.src.name, self.dst.name, self.src.intent_hash, self.dst.intent_hash,
                     tuple(self.steps), capacity_of(self.dst), tuple(self.moved),
                     tuple(self.new_nodes), tuple(self.gone_nodes), tuple(self.unchanged),
-                    tuple(self._notes()))
+                    tuple(self._notes()), tuple(prediction(self.src, self.dst)))
 
     def _notes(self) -> list[str]:
         notes = ["serving = the node runs its own (DP) server behind the balancer; the TP "

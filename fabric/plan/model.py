@@ -111,6 +111,8 @@ class Plan:
     removed: tuple[str, ...]
     unchanged: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    #: what each node gets: bandwidth before and after, TP and DP predictions
+    prediction: tuple[str, ...] = field(default=())
 
     @property
     def total_min(self) -> float:
@@ -134,4 +136,5 @@ class Plan:
                 "capacity": {**asdict(self.capacity), "fits": self.capacity.fits},
                 "nodes": {"moved": list(self.moved), "added": list(self.added),
                           "removed": list(self.removed), "unchanged": list(self.unchanged)},
-                "notes": list(self.notes), "steps": steps}
+                "notes": list(self.notes), "prediction": list(self.prediction),
+                "steps": steps}

@@ -81,10 +81,10 @@ def test_too_many_sparks_on_switch(tmp_path: Path, capsys: pytest.CaptureFixture
     for name in ("groups.yaml", "defaults.yaml"):
         (inv / name).write_text((INVENTORY / name).read_text())
     (inv / "hosts.yaml").write_text((INVENTORY / "hosts.yaml").read_text() + (
-        "spark09:\n  hostname: x\n  groups: [sparks]\n  data: {node_id: 9, ups: UPS-B}\n"))
+        "spark17:\n  hostname: x\n  groups: [sparks]\n  data: {node_id: 17, ups: UPS-B}\n"))
     path = broken(tmp_path, "star8", "qsfp56-dd-4: 2x200G", "qsfp56-dd-4: 2x200G\n"
                   "    qsfp56-dd-5: 2x200G")
-    text = path.read_text() + ("  - {a: spark09:p0, b: crs804:qsfp56-dd-4-3, speed: 200G}\n")
+    text = path.read_text() + ("  - {a: spark17:p0, b: crs804:qsfp56-dd-4-3, speed: 200G}\n")
     path.write_text(text)
     code, _, err = run_cli(["topo", "check", str(path), "-i", str(inv)], capsys)
     flat = " ".join(err.split())
@@ -132,7 +132,8 @@ def test_yaml_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_unknown_topology_name(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(["topo", "check", "nosuch"], capsys)
-    assert code == 2 and "known: ring4, star4, star4-lossless, star8" in " ".join(err.split())
+    flat = " ".join(err.split())
+    assert code == 2 and "known: ring4, star16, star4, star4-lossless, star8" in flat
 
 
 def test_no_traceback_from_the_real_entry_point(tmp_path: Path) -> None:
@@ -148,3 +149,35 @@ def test_shipped_topologies_pass(name: str, capsys: pytest.CaptureFixture[str]) 
     code, _, err = run_cli(["topo", "check", name], capsys)
     assert code == 0, err
     assert f"ok {name}" in err
+
+
+def test_star16_sixteen_sparks_at_100g_on_four_4x100g_ports() -> None:
+    """A CRS804 takes 16 Sparks when each 400G port breaks out 4x100G (lanes 1, 3, 5, 7)."""
+    from fabric.intent.build import load_intent
+
+    intent = load_intent("star16")
+    assert len(intent.sparks) == 16 and intent.profile.name == "cx7-100g"
+    assert {lk.speed_gbps for lk in intent.links} == {100}
+    assert intent.switch is not None
+    lanes = sorted(lk.end_of(intent.switch.host).port for lk in intent.links)
+    assert lanes == sorted(f"qsfp56-dd-{p}-{n}" for p in range(1, 5) for n in (1, 3, 5, 7))
+    star8 = load_intent("star8")
+    for host in (f"spark{n:02d}" for n in range(1, 9)):  # the first eight keep their addresses
+        assert [i.address for i in intent.interfaces(host)] == \
+            [i.address for i in star8.interfaces(host)]
+
+
+def test_seventeen_sparks_at_100g_are_over_capacity(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    inv = tmp_path / "inv"
+    inv.mkdir()
+    for name in ("groups.yaml", "defaults.yaml"):
+        (inv / name).write_text((INVENTORY / name).read_text())
+    (inv / "hosts.yaml").write_text((INVENTORY / "hosts.yaml").read_text() + (
+        "spark17:\n  hostname: x\n  groups: [sparks]\n  data: {node_id: 17, ups: UPS-B}\n"))
+    path = tmp_path / "star17.yaml"
+    path.write_text((TOPOLOGIES / "star16.yaml").read_text() + (
+        "  - {a: spark17:p0, b: crs804:qsfp56-dd-4-2, speed: 100G}\n"))
+    code, _, err = run_cli(["topo", "check", str(path), "-i", str(inv)], capsys)
+    flat = " ".join(err.split())
+    assert code == 2 and "17 Sparks on crs804, which takes at most 16 at 100G" in flat, flat

@@ -46,6 +46,7 @@ def test_duplicate_keys_and_syntax_errors_name_file_and_line(tmp_path: Path) -> 
     problem = exc.value.problems[0]
     assert (problem.file, problem.line, problem.field) == (str(dup), 4, "b.c")
     assert "duplicate key" in problem.message
+    assert str(exc.value) == f"{dup}:4 [b.c]: duplicate key"  # what the user reads names it
     bad = tmp_path / "bad.yaml"
     bad.write_text("a: 1\nb: [1, 2\nc: 3\n")
     with pytest.raises(InputError) as exc:

@@ -23,7 +23,7 @@ CONTAINER_CASES = [("star4", "sglang"), ("ring4", "vllm"), ("star4", "vllm"), ("
 #: An `--engine-arg` per engine, after the preset's.
 EXTRA = {"sglang": ["--mem-fraction-static", "0.8"], "dp": ["--mem-fraction-static", "0.8"],
          "vllm": ["--gpu-memory-utilization=0.8"]}
-FAKE_DNS = {f"spark0{i}.mgmt.studio.lan": f"192.0.2.{i}" for i in range(1, 9)}
+FAKE_DNS = {f"spark{i:02d}.mgmt.studio.lan": f"192.0.2.{i}" for i in range(1, 17)}
 
 
 def resolve(name: str) -> str:
@@ -64,7 +64,7 @@ def env_of(script: str) -> dict[str, str]:
     return dict(re.findall(r"^export (\w+)=(\S+)$", script, flags=re.M))
 
 
-@pytest.mark.parametrize("topology", ["ring4", "star4", "star8"])
+@pytest.mark.parametrize("topology", ["ring4", "star4", "star8", "star16"])
 def test_sglang_flags_follow_the_topology(topology: str) -> None:
     intent = load_intent(topology)
     files = rendered(topology, "sglang")
@@ -113,7 +113,7 @@ def test_vllm_head_and_workers() -> None:
         files["spark03-vllm.sh"])
 
 
-@pytest.mark.parametrize("topology", ["ring4", "star4", "star8"])
+@pytest.mark.parametrize("topology", ["ring4", "star4", "star8", "star16"])
 @pytest.mark.parametrize("container", [False, True])
 def test_vllm_host_ip_is_the_ray_ip_on_every_node(topology: str, container: bool) -> None:
     """VLLM_HOST_IP is set on every node, is an IP, and is the address Ray registers there

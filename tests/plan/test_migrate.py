@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 
 from fabric.intent.build import load_intent
+from fabric.intent.model import Intent
 from fabric.plan.migrate import plan_migration
 from fabric.plan.model import Plan
 from fabric.plan.runbook import to_json, to_markdown
 from tests.conftest import run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
-PAIRS = [("ring4", "star4"), ("star4", "star8"), ("ring4", "star8")]
+PAIRS = [("ring4", "star4"), ("star4", "star8"), ("ring4", "star8"), ("star8", "star16")]
+#: Pairs whose every node moves alone (star8 -> star16 re-modes ports that carry two Sparks).
+ONE_AT_A_TIME = PAIRS[:3]
 FAMILIES = {"link", "mtu", "addr", "route", "gid", "cabling", "bw", "version", "time",
             "forward", "switch", "qos", "nccl"}
 
@@ -59,7 +62,7 @@ def test_final_gate_runs_every_check(src: str, dst: str) -> None:
     assert final.gate.command == f"fabric validate -t {dst}"
 
 
-@pytest.mark.parametrize(("src", "dst"), PAIRS)
+@pytest.mark.parametrize(("src", "dst"), ONE_AT_A_TIME)
 def test_one_node_down_at_a_time(src: str, dst: str) -> None:
     plan = _plan(src, dst)
     assert plan.max_down == 1
@@ -136,3 +139,31 @@ def test_cli_plan_markdown_to_file(tmp_path: Path, capsys: pytest.CaptureFixture
     code, _, err = run_cli(["plan", "star4", "star8", "-o", str(out_file)], capsys)
     assert code == 0, err
     assert out_file.read_text().startswith("# Migration runbook: star4 → star8")
+
+
+def test_star8_to_star16_bounces_only_a_port_group_and_says_what_each_node_loses(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-moding a 400G port from 2x200G to 4x100G restarts its lanes: the other Spark on
+    that port goes down with the one that moves, never more. Every node's bandwidth halves,
+    and the runbook says so beside the TP and DP predictions."""
+    plan = _plan("star8", "star16")
+    assert plan.max_down == 2
+    src = load_intent("star8")
+    for step in plan.steps:
+        if len(step.down) == 2:
+            assert len({_port_of(src, h) for h in step.down}) == 1, step.title
+    assert plan.added == tuple(f"spark{n:02d}" for n in range(9, 17))
+    assert (plan.capacity.needed, plan.capacity.available, plan.capacity.gbps) == (16, 16, 100)
+    assert plan.prediction[0].startswith("bandwidth per node: 200G → 100G (halves) on spark01")
+    assert "8 ranks, 19.9 ms per 256 MiB all-reduce" in plan.prediction[1]
+    assert "→ 16 ranks, 42.7 ms" in plan.prediction[1]
+    assert plan.prediction[2].startswith("or keep TP at 8 ranks and add DP: 2 replicas of TP8")
+    code, out, _ = run_cli(["plan", "star8", "star16"], capsys)
+    assert code == 0 and "## What each node gets" in out
+
+
+def _port_of(intent: Intent, host: str) -> str:
+    """The 400G port (qsfp56-dd-N) that a Spark's switch lane belongs to."""
+    assert intent.switch is not None
+    (link,) = intent.links_of(host)
+    return link.end_of(intent.switch.host).port.rsplit("-", 1)[0]

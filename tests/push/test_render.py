@@ -18,7 +18,8 @@ from fabric.devices.spark.render import (
 from fabric.intent.build import load_intent
 
 GOLDEN = Path(__file__).parent / "golden"
-CASES = [("star4", "spark01"), ("ring4", "spark01"), ("ring4", "spark03"), ("star8", "spark05")]
+CASES = [("star4", "spark01"), ("ring4", "spark01"), ("ring4", "spark03"), ("star8", "spark05"),
+         ("star16", "spark14")]
 
 
 def _golden(name: str, text: str) -> None:
@@ -56,7 +57,8 @@ def test_sysctl_key_of_a_dotted_netdev_uses_slashes() -> None:
 
 
 @pytest.mark.parametrize(("topology", "version"), [("star4", "7.19.4 (stable)"),
-                                                    ("star8", "7.12.1 (stable)")])
+                                                    ("star8", "7.12.1 (stable)"),
+                                                    ("star16", "7.19.4 (stable)")])
 def test_routeros_golden(topology: str, version: str) -> None:
     _golden(f"{topology}-crs804.rsc", render_routeros(load_intent(topology), version))
 
