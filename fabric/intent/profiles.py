@@ -50,6 +50,9 @@ class LinkProfile:
     time_offset_max_s: float
     bandwidth_test_s: float = 10.0  # seconds per bandwidth test phase (overridable per run)
     iperf3_rate_per_twin: str | None = None  # iperf3 -b per twin (None: unlimited)
+    #: At most this many bandwidth tests at once (None: as many as share no resource); for
+    #: a machine whose CPU, not its cables, caps what runs at once (the lab's veths).
+    bandwidth_tests_per_round: int | None = None
     counters: CounterThresholds = field(default_factory=CounterThresholds)
     #: Each twin's PCIe function: the link speed (GT/s) and width a healthy one trains to
     #: (None: the link has no PCIe function to judge, e.g. veth).

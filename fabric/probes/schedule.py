@@ -101,6 +101,8 @@ class Schedule:
     scheme: str
     rounds: tuple[tuple[BandwidthTest, ...], ...]
     test_s: float
+    #: the profile's cap on tests at once (None: none)
+    per_round: int | None = None
 
     @property
     def tests(self) -> list[BandwidthTest]:
@@ -121,7 +123,10 @@ class Schedule:
 
     @property
     def lower_bound_s(self) -> float:
-        return self.busiest[1] * self.test_s
+        """The busiest resource's tests, or with a cap the rounds the cap forces, whichever
+        is more, times the test's length."""
+        capped = -(-len(self.tests) // self.per_round) if self.per_round else 0
+        return max(self.busiest[1], capped) * self.test_s
 
     def to_dict(self) -> dict[str, Any]:
         name, n = self.busiest
@@ -155,7 +160,8 @@ def schedule_bandwidth(intent: Intent, test_s: float,
     else:
         scheme = "direct: one test per cable, both directions, proper edge colouring"
         raw = _direct_tests(intent, wanted)
-    colours = colour(raw)
+    cap = intent.profile.bandwidth_tests_per_round
+    colours = capped(colour(raw), cap)
     n_rounds = max(colours, default=-1) + 1
     rounds: list[list[BandwidthTest]] = [[] for _ in range(n_rounds)]
     for i, (test, c) in enumerate(zip(raw, colours, strict=True)):
@@ -164,7 +170,24 @@ def schedule_bandwidth(intent: Intent, test_s: float,
                                        test.resources,
                                        _crossings(links, test.client, test.server, switch),
                                        _crossings(links, test.server, test.client, switch)))
-    return Schedule(intent.kind, scheme, tuple(tuple(r) for r in rounds), test_s)
+    if cap:
+        scheme += f"; at most {cap} tests at once (profile {intent.profile.name})"
+    return Schedule(intent.kind, scheme, tuple(tuple(r) for r in rounds), test_s, cap)
+
+
+def capped(colours: Sequence[int], cap: int | None) -> list[int]:
+    """Rounds of at most `cap` tests: each round split, in order, into chunks (a part of a
+    round still shares no resource)."""
+    if not cap:
+        return list(colours)
+    out = [0] * len(colours)
+    next_round = 0
+    for c in sorted(set(colours)):
+        members = [i for i, x in enumerate(colours) if x == c]
+        for k, i in enumerate(members):
+            out[i] = next_round + k // cap
+        next_round += -(-len(members) // cap)
+    return out
 
 
 def _crossings(links: Sequence[Link], src: str, dst: str,

@@ -133,3 +133,16 @@ def test_an_unknown_kind_is_refused_before_the_lab_is_read() -> None:
 def test_time_wants_a_spark(star: Ctx, target: str) -> None:
     with pytest.raises(InputError, match=f"time: {target} is not a Spark of lab t-faults-paper"):
         services.time(star, target)
+
+
+@pytest.mark.parametrize(("kind", "target"), [
+    ("remove-ipc", "spark09"), ("image-drift", "spark12"), ("pcie-width", "spark16:p0"),
+    ("nm-profile", "spark09:enp1s0f0np0")])
+def test_a_spark_of_the_inventory_that_the_lab_lacks_is_input_error(
+        star: Ctx, kind: str, target: str) -> None:
+    """star4 builds four of the inventory's sixteen Sparks: a fault on another is bad input
+    (exit 2), never a KeyError."""
+    from fabric.lab.faults.kinds import KINDS
+
+    with pytest.raises(InputError):
+        KINDS[kind][0](star, target)

@@ -216,3 +216,27 @@ def test_schedule_dict_names_each_way(intents: dict[str, Intent]) -> None:
     first = schedule_bandwidth(intents["star4"], 3.0).to_dict()["plan"][0][0]
     assert first["forward"][1] == "crs804→spark02 (crs804:qsfp56-dd-2-1 egress)"
     assert first["reverse"][1] == "crs804→spark01 (crs804:qsfp56-dd-1-1 egress)"
+
+
+def _capped(intent: Intent, cap: int | None) -> Intent:
+    import dataclasses
+
+    return dataclasses.replace(intent, profile=dataclasses.replace(
+        intent.profile, bandwidth_tests_per_round=cap))
+
+
+def test_star16_runs_two_rounds_on_hardware_and_four_under_a_cap_of_four() -> None:
+    """The lab's profile caps tests at once (its CPU, not its cables, is the limit): star16's
+    two rounds of eight become four of four, each still free of shared resources, and the
+    lower bound says so; star8 (four a round) is unchanged."""
+    star16 = load_intent("star16")
+    free = schedule_bandwidth(star16, 3.0)
+    assert [len(r) for r in free.rounds] == [8, 8] and free.lower_bound_s == 6.0
+    capped = schedule_bandwidth(_capped(star16, 4), 3.0)
+    _no_sharing(capped)
+    assert [len(r) for r in capped.rounds] == [4, 4, 4, 4]
+    assert capped.planned_s == capped.lower_bound_s == 12.0
+    assert {t.index for t in capped.tests} == {t.index for t in free.tests}
+    assert "at most 4 tests at once" in capped.scheme
+    star8 = schedule_bandwidth(_capped(load_intent("star8"), 4), 3.0)
+    assert [len(r) for r in star8.rounds] == [4, 4] and star8.lower_bound_s == 6.0

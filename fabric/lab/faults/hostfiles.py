@@ -19,7 +19,7 @@ from fabric.lab.faults.records import (
     NmProfileUndo,
     RemoveIpcUndo,
 )
-from fabric.lab.faults.targets import Ctx
+from fabric.lab.faults.targets import Ctx, lab_spark
 from fabric.lab.host import docker_shim
 from fabric.lab.host.hostenv import host_path
 
@@ -41,12 +41,6 @@ REMOVE_IPC = ("# a lab fault (fabric lab fault remove-ipc): logind's default bro
               "[Login]\nRemoveIPC=yes\n")
 
 
-def _spark(ctx: Ctx, host: str, kind: str) -> None:
-    spec = ctx.intent.hosts.get(host)
-    if spec is None or spec.role != "spark":
-        raise InputError(f"{kind}: {host} is not a Spark of lab {ctx.info.name}")
-
-
 def _write(ctx: Ctx, host: str, path: str, text: str, mode: int) -> str | None:
     """Write `path` in the host's /etc; what it held before (None: absent)."""
     real = host_path(ctx.holder(host), path)
@@ -60,7 +54,7 @@ def _write(ctx: Ctx, host: str, path: str, text: str, mode: int) -> str | None:
 def nm_profile(ctx: Ctx, target: str) -> Fault:
     """SPARK:TWIN gets NetworkManager's "Wired connection 1" profile bound to the twin."""
     host, _, netdev = target.partition(":")
-    _spark(ctx, host, "nm-profile")
+    lab_spark(ctx, host, "nm-profile")
     twins = [t.netdev for port in ctx.intent.hosts[host].ports.values() for t in port]
     if netdev not in twins:
         raise InputError(f"nm-profile: give SPARK:TWIN, a fabric twin of {host} "
@@ -74,7 +68,7 @@ def nm_profile(ctx: Ctx, target: str) -> Fault:
 
 def remove_ipc(ctx: Ctx, target: str) -> Fault:
     """SPARK's logind gets RemoveIPC=yes (a drop-in applied after fabric's)."""
-    _spark(ctx, target, "remove-ipc")
+    lab_spark(ctx, target, "remove-ipc")
     previous = _write(ctx, target, LOGIND_DROPIN, REMOVE_IPC, 0o644)
     return Fault("remove-ipc", target, f"{target}: logind RemoveIPC=yes ({LOGIND_DROPIN})",
                  RemoveIpcUndo(host=target, path=LOGIND_DROPIN, previous=previous))
@@ -87,7 +81,7 @@ DRIFT_NCCL = "2.27.7"
 
 def image_drift(ctx: Ctx, target: str) -> Fault:
     """SPARK's vLLM image is another build under the same tag, with another NCCL."""
-    _spark(ctx, target, "image-drift")
+    lab_spark(ctx, target, "image-drift")
     real = host_path(ctx.holder(target), docker_shim.IMAGES_FILE)
     lines = real.read_text().splitlines() if real.exists() else []
     others = [ln for ln in lines if docker_shim.tag_of(ln) != DRIFT_TAG]

@@ -29,7 +29,8 @@ def pcie_width(ctx: Ctx, target: str) -> Fault:
     """SPARK:pN's twin B shows a Gen5 x2 PCIe link (of x4)."""
     host, _, port = target.partition(":")
     spec = ctx.intent.hosts.get(host)
-    if spec is None or spec.role != "spark" or port not in spec.ports:
+    if spec is None or spec.role != "spark" or port not in spec.ports \
+            or host not in ctx.info.namespaces:
         ports = ", ".join(spec.ports) if spec is not None else "a Spark's ports"
         raise InputError(f"pcie-width: give SPARK:PORT ({ports}), not {target!r}")
     netdev = spec.ports[port][-1].netdev

@@ -3,10 +3,9 @@ time server that is not there)."""
 
 from __future__ import annotations
 
-from fabric.errors import InputError
 from fabric.lab import ns
 from fabric.lab.faults.records import Fault, SshdStopUndo, TimeUndo
-from fabric.lab.faults.targets import Ctx
+from fabric.lab.faults.targets import Ctx, lab_spark
 from fabric.lab.host import sshd, timesync
 from fabric.lab.lifecycle import mgmt, registry
 
@@ -32,8 +31,7 @@ def undo_sshd_stop(ctx: Ctx, u: SshdStopUndo) -> None:
 def time(ctx: Ctx, target: str) -> Fault:
     """A Spark whose chronyd follows a time server that is not there (a wrong NTP address):
     it never synchronises, and `time.offset` must fail for that Spark only."""
-    if ctx.intent.hosts.get(target) is None or ctx.intent.hosts[target].role != "spark":
-        raise InputError(f"time: {target} is not a Spark of lab {ctx.info.name}")
+    lab_spark(ctx, target, "time")
     dead = str(mgmt.address(ctx.info.slot, timesync.DEAD_HOST).ip)
     restart_chronyd(ctx, target, dead, wait=False)
     return Fault("time", target, f"chronyd on {target} follows {dead}, where no time server "

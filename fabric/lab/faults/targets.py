@@ -54,6 +54,14 @@ def resolve_link(ctx: Ctx, target: str) -> tuple[Link, str]:
     return found, host
 
 
+def lab_spark(ctx: Ctx, host: str, kind: str) -> None:
+    """InputError unless `host` is a Spark of this lab (the inventory names more Sparks than
+    a small lab builds)."""
+    spec = ctx.intent.hosts.get(host)
+    if spec is None or spec.role != "spark" or host not in ctx.info.namespaces:
+        raise InputError(f"{kind}: {host} is not a Spark of lab {ctx.info.name}")
+
+
 def switch_lane(ctx: Ctx, target: str) -> str:
     """The switch lane of the cable `target` names."""
     if ctx.info.switch is None:
