@@ -1,4 +1,5 @@
-"""Ping matrix: every pair of twins that share a subnet, both directions, jumbo and small.
+"""Ping matrix: twins that share a subnet, both directions, jumbo and small; on a switch's
+rails each twin pings its two neighbours on a cycle (`ping_probes`), between Sparks every pair.
 
 A jumbo ``ping -M do -s MTU-28`` that is lost while the small one gets through is a silent
 black hole (a smaller MTU somewhere on the same L2); both lost is an unreachable peer.
@@ -76,29 +77,45 @@ class PingProbe:
 
 
 def ping_probes(intent: Intent, sources: Iterable[str] | None = None,
-                     small: int = SMALL_PAYLOAD,
-                     targets: Iterable[str] | None = None) -> list[PingProbe]:
-    """Probes for every ordered pair of twins in one subnet (from `sources` only and to
-    `targets` only, if given)."""
+                small: int = SMALL_PAYLOAD,
+                targets: Iterable[str] | None = None) -> list[PingProbe]:
+    """Probes between twins that share a subnet (from `sources` only and to `targets` only,
+    if given): between Sparks cabled directly every pair; on a switch's rails each twin's two
+    neighbours on a cycle over the rail's twins in node order, so the probes grow with the
+    cables, not with the pairs. Every lane then carries four echo paths, two to each of two
+    different partners, and a lane that drops jumbo frames is the only one on no working path
+    (`validators.mtu` names it), as with the whole matrix."""
     wanted = None if sources is None else set(sources)
     peers = None if targets is None else set(targets)
     by_subnet: dict[str, list[InterfaceIntent]] = defaultdict(list)
     for iface in intent.interfaces():
-        by_subnet[str(iface.address.network)].append(iface)
+        if peers is None or iface.host in peers or (wanted and iface.host in wanted):
+            by_subnet[str(iface.address.network)].append(iface)
     sizes = sorted({intent.mtu - IP_ICMP_HEADERS, small}, reverse=True)
     probes: list[PingProbe] = []
     for subnet in sorted(by_subnet):
         members = by_subnet[subnet]
-        for src in members:
+        if intent.switch is not None:
+            members = sorted(members, key=lambda i: (intent.hosts[i.host].node_id or 0, i.host))
+        for n, src in enumerate(members):
             if wanted is not None and src.host not in wanted:
                 continue
-            for dst in members:
+            for dst in _partners(members, n, cycle=intent.switch is not None):
                 if dst.host == src.host or (peers is not None and dst.host not in peers):
                     continue
                 link = src.link_id if src.link_id == dst.link_id else None
                 probes.extend(PingProbe(src.host, src.netdev, dst.host, dst.netdev,
                                         str(dst.address.ip), size, link) for size in sizes)
     return probes
+
+
+def _partners(members: Sequence[InterfaceIntent], n: int, cycle: bool
+              ) -> list[InterfaceIntent]:
+    """Whom member `n` pings: its two cycle neighbours (`cycle`, more than three members),
+    else every other member."""
+    if not cycle or len(members) <= 3:
+        return [m for i, m in enumerate(members) if i != n]
+    return [members[(n - 1) % len(members)], members[(n + 1) % len(members)]]
 
 
 def probes_by_host(probes: Iterable[PingProbe]) -> dict[str, list[PingProbe]]:

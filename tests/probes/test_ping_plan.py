@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
+
+import pytest
 
 from fabric.intent.model import Intent
 from fabric.probes.ping import (
@@ -22,14 +24,39 @@ from fabric.probes.ping import (
 )
 
 
-def test_star4_every_twin_pair_in_its_rail_both_ways(intents: dict[str, Intent]) -> None:
+def test_star4_each_twin_pings_its_two_cycle_neighbours_both_ways(
+        intents: dict[str, Intent]) -> None:
     probes = ping_probes(intents["star4"])
-    # 2 rails x 4 twins x 3 peers x 2 sizes
-    assert len(probes) == 2 * 4 * 3 * 2
-    pairs = {(p.src_host, p.dst_host, p.src_netdev) for p in probes}
-    assert ("spark01", "spark03", "enp1s0f0np0") in pairs
-    assert ("spark03", "spark01", "enp1s0f0np0") in pairs
+    # 2 rails x 4 twins x 2 neighbours x 2 sizes
+    assert len(probes) == 2 * 4 * 2 * 2
+    pairs = {(p.src_host, p.dst_host) for p in probes if p.src_netdev == "enp1s0f0np0"}
+    assert pairs == {("spark01", "spark02"), ("spark02", "spark01"), ("spark02", "spark03"),
+                     ("spark03", "spark02"), ("spark03", "spark04"), ("spark04", "spark03"),
+                     ("spark04", "spark01"), ("spark01", "spark04")}
     assert all(p.link_id is None for p in probes)  # a star pair rides two cables
+
+
+@pytest.mark.parametrize(("topology", "sparks"), [("star4", 4), ("star8", 8), ("star16", 16)])
+def test_star_probes_grow_with_the_cables_not_the_pairs(topology: str, sparks: int) -> None:
+    """Four jumbo echoes per twin (two sent, two answered for others): linear in the Sparks,
+    where the whole matrix was n(n-1); every lane carries echoes to two partners."""
+    from fabric.intent.build import load_intent
+
+    intent = load_intent(topology)
+    jumbo = [p for p in ping_probes(intent) if p.payload > 56]
+    assert len(jumbo) == 2 * sparks * 2
+    partners = defaultdict(set)
+    for p in jumbo:
+        partners[(p.src_host, p.src_netdev)].add(p.dst_host)
+        partners[(p.dst_host, p.dst_netdev)].add(p.src_host)
+    assert {len(v) for v in partners.values()} == {2}
+
+
+def test_a_scope_of_three_sparks_pings_every_pair(intents: dict[str, Intent]) -> None:
+    three = ["spark01", "spark02", "spark05"]
+    probes = ping_probes(intents["star8"], sources=three, targets=three)
+    assert {(p.src_host, p.dst_host) for p in probes} == {
+        (a, b) for a in three for b in three if a != b}
 
 
 def test_star_rails_never_cross(intents: dict[str, Intent]) -> None:
@@ -125,7 +152,7 @@ def test_sources_filter_and_grouping(intents: dict[str, Intent]) -> None:
     assert {p.src_host for p in probes} == {"spark02"}
     grouped = probes_by_host(ping_probes(intents["star4"]))
     assert sorted(grouped) == ["spark01", "spark02", "spark03", "spark04"]
-    assert {len(v) for v in grouped.values()} == {12}
+    assert {len(v) for v in grouped.values()} == {8}  # 2 rails x 2 neighbours x 2 sizes
 
 
 def test_a_small_probe_that_was_not_sent_has_no_fact() -> None:
