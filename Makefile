@@ -70,6 +70,7 @@ demo: setup
 	$(FABRIC) topo check ring4
 	$(FABRIC) topo check star4
 	$(FABRIC) topo check star8
+	$(FABRIC) topo check star16
 	$(FABRIC) topo show star4
 	./scripts/demo.sh $(DEMO_LAB)
 
