@@ -116,13 +116,20 @@ _LOGIND = (
 _MEMINFO = "grep -E '^(MemTotal|MemAvailable):' /proc/meminfo"
 #: Every local image's id, tags and environment (the NCCL an engine image declares), read
 #: without starting a container; as the user where it may use docker, else through `sudo -n`.
+#: Each docker call is bounded (`DOCKER_WAIT_S`): a hung dockerd must not hold the batch.
+DOCKER_WAIT_S = 5
 _DOCKER_IMAGES = (
-    "command -v docker >/dev/null 2>&1 || exit 127; d=docker; "
-    "ids=$($d image ls -q --no-trunc 2>&1) || { [ \"${U:-$(id -u)}\" != 0 ] "
-    "&& sudo -n true 2>/dev/null && d='sudo -n docker' "
-    "&& ids=$($d image ls -q --no-trunc 2>&1); } || { echo \"$ids\"; exit 1; }; "
+    "command -v docker >/dev/null 2>&1 || exit 127; "
+    f"w={DOCKER_WAIT_S}; t=\"timeout -k 1 $w\"; d=docker; "
+    "hung=\"docker did not answer within $w s (is dockerd hung?)\"; "
+    "ids=$($t $d image ls -q --no-trunc 2>&1); r=$?; "
+    "if [ $r != 0 ] && [ $r != 124 ] && [ \"${U:-$(id -u)}\" != 0 ] "
+    "&& sudo -n true 2>/dev/null; then d='sudo -n docker'; "
+    "ids=$($t $d image ls -q --no-trunc 2>&1); r=$?; fi; "
+    "[ $r = 124 ] && { echo \"$hung\"; exit 1; }; [ $r = 0 ] || { echo \"$ids\"; exit 1; }; "
     "ids=$(printf '%s\\n' $ids | sort -u); [ -n \"$ids\" ] || exit 0; "
-    "$d image inspect --format '{{.Id}} {{json .RepoTags}} {{json .Config.Env}}' $ids"
+    "$t $d image inspect --format '{{.Id}} {{json .RepoTags}} {{json .Config.Env}}' $ids; "
+    "r=$?; [ $r = 124 ] && echo \"$hung\"; exit $r"
 )
 _HOST = _fam("host")
 
