@@ -75,13 +75,19 @@ def test_static_check(case: tuple[str, ...], tmp_path: Path,
     assert "Traceback" not in err
 
 
-def test_too_many_sparks_on_switch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def inventory_with_spark17(tmp_path: Path) -> Path:
+    """A copy of the inventory with a seventeenth Spark."""
     inv = tmp_path / "inv"
     inv.mkdir()
     for name in ("groups.yaml", "defaults.yaml"):
         (inv / name).write_text((INVENTORY / name).read_text())
     (inv / "hosts.yaml").write_text((INVENTORY / "hosts.yaml").read_text() + (
         "spark17:\n  hostname: x\n  groups: [sparks]\n  data: {node_id: 17, ups: UPS-B}\n"))
+    return inv
+
+
+def test_too_many_sparks_on_switch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inv = inventory_with_spark17(tmp_path)
     path = broken(tmp_path, "star8", "qsfp56-dd-4: 2x200G", "qsfp56-dd-4: 2x200G\n"
                   "    qsfp56-dd-5: 2x200G")
     text = path.read_text() + ("  - {a: spark17:p0, b: crs804:qsfp56-dd-4-3, speed: 200G}\n")
@@ -169,12 +175,7 @@ def test_star16_sixteen_sparks_at_100g_on_four_4x100g_ports() -> None:
 
 def test_seventeen_sparks_at_100g_are_over_capacity(tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    inv = tmp_path / "inv"
-    inv.mkdir()
-    for name in ("groups.yaml", "defaults.yaml"):
-        (inv / name).write_text((INVENTORY / name).read_text())
-    (inv / "hosts.yaml").write_text((INVENTORY / "hosts.yaml").read_text() + (
-        "spark17:\n  hostname: x\n  groups: [sparks]\n  data: {node_id: 17, ups: UPS-B}\n"))
+    inv = inventory_with_spark17(tmp_path)
     path = tmp_path / "star17.yaml"
     path.write_text((TOPOLOGIES / "star16.yaml").read_text() + (
         "  - {a: spark17:p0, b: crs804:qsfp56-dd-4-2, speed: 100G}\n"))
