@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import validators
-from fabric.collect.gather import ROLES, gather_facts
+from fabric.collect.gather import ROLES, finish, gather_facts
 from fabric.devices.spark.commands import FINGERPRINT
 from fabric.errors import InputError
 from fabric.facts import Facts
@@ -165,19 +165,27 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
     wanted = list(scope.collect) if scope is not None else list(plan.hosts)
     nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
     try:
+        work = plan.work()
         facts, collected = gather_facts(target, hosts=wanted, progress=progress, nornir=nr,
-                                        families=plan.collect, work=plan.work(),
-                                        on_opened=mark)
+                                        families=plan.collect, work=work, on_opened=mark)
         if mark is not None:
             mark(plan.facts_phase())
+
+        def rest(probed: Facts) -> Facts:
+            return finish(target, probed, collected) if work.behind else probed
+
         if plan.probing and facts.sparks:
             answered = set(facts.sparks)
             # the switch too: its lanes' counters are read on its open API connection
-            snapshot = snapshot_reader(nr, intent, facts) if plan.options.counters else None
+            snapshot = snapshot_reader(nr, intent, facts, answered | {
+                h for h in collected if h not in facts.sparks}) if plan.options.counters \
+                else None
             early = plan.probes.results(facts, collected, progress)
             facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
                                intent, facts, plan.options, progress, say, snapshot,
-                               early=early, started=t0, mark=mark)
+                               early=early, started=t0, mark=mark, rest=rest)
+        else:
+            facts = rest(facts)
     finally:
         nr.close_connections()
     return facts

@@ -5,16 +5,22 @@ A host that cannot be read lands in `Facts.errors[host]` with a one-line reason 
 scrubbed); the other hosts complete. `families` narrows what is read to what those check
 families judge (plus the fingerprint's inputs; see `spark_commands`). `ConnectionWork` is
 work a validation's plan hands over to run on each host's connection at the same time: a
-Spark's scripts run in one burst with its facts batch (`fabric.remote.burst`), the switch's
-call right after its facts. What the scripts are and mean is the plan's (`fabric.probes`):
-this module only fans the collection out and hands back what came back (`CollectedHost`).
+Spark's scripts run in one burst with its facts batch (`fabric.remote.burst`). With
+`ConnectionWork.behind`, the facts are read behind what follows instead (a validation's
+bandwidth rounds): each Spark's burst carries only the rows the probes need first
+(`PROBE_ROWS`), the rest of its batch runs on a second channel of the same session, and the
+switch is read in a thread; `finish` joins them. What the scripts are and mean is the
+plan's (`fabric.probes`): this module only fans the collection out and hands back what came
+back (`CollectedHost`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -34,8 +40,9 @@ from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import judge_lldpd, new_beacon
 from fabric.remote.burst import Script, ScriptOutput, exec_burst
+from fabric.remote.exec import start_script
 from fabric.remote.nornir_setup import make_nornir
-from fabric.remote.runner import run
+from fabric.remote.runner import describe_failure, run
 from fabric.remote.transport import exec_only
 from fabric.target import Target
 
@@ -65,21 +72,26 @@ class HostProgress:
 FACTS_TIMEOUT_S = 60.0
 #: The facts batch's name in a burst.
 FACTS = "facts"
+#: The rows a Spark's facts batch runs in its burst when the rest is read behind the probes
+#: (`ConnectionWork.behind`): the RDMA map and the GIDs, which decide the bandwidth tests'
+#: tools (`fabric.probes.bandwidth.rdma_gids`) and the counters' RDMA devices.
+PROBE_ROWS = frozenset({"ibdev2netdev", "rdma_link", "show_gids", "sysfs_gids"})
 
 
 @dataclass(frozen=True)
 class ConnectionWork:
     """Work handed to the collection (by a validation's plan, `fabric.probes.validation_plan`)
     to run on each host's open connection around its facts, so it rides along with them: a Spark's
-    `scripts[host]` run in one burst with its facts batch, and `switch(api)` is called on the
-    switch's API right after its facts. The first stage (`first_scripts[host]`, one burst per
-    Spark; `first_switch(api)`) runs on every host as soon as it is connected, and is done
-    everywhere before any host's facts are read."""
+    `scripts[host]` run in one burst with its facts batch. The first stage
+    (`first_scripts[host]`, one burst per Spark; `first_switch(api)`) runs on every host as
+    soon as it is connected, and is done everywhere before any host's facts are read.
+    `behind`: the facts are read behind what the caller does next (see the module doc): the
+    burst returns once the scripts and `PROBE_ROWS` are done."""
 
     scripts: Mapping[str, Sequence[Script]] = field(default_factory=dict)
-    switch: Callable[[Any], Any] | None = None
     first_scripts: Mapping[str, Sequence[Script]] | None = None
     first_switch: Callable[[Any], Any] | None = None
+    behind: bool = False
 
     @property
     def has_first(self) -> bool:
@@ -101,14 +113,21 @@ class StageOutput:
         return next((o for o in self.scripts if o.name == name), None)
 
 
+HostFacts = SparkFacts | SwitchFacts
+
+
 @dataclass(frozen=True)
 class CollectedHost:
     """One host's facts, with what its `ConnectionWork` gave beside them (`alongside`) and in
-    the first stage (`first`; None: there was none)."""
+    the first stage (`first`; None: there was none). Read behind (`ConnectionWork.behind`):
+    `facts` holds what is read so far (a Spark's `PROBE_ROWS`; None for the switch) and
+    `rest()` waits for the whole host's facts."""
 
-    facts: SparkFacts | SwitchFacts
+    facts: HostFacts | None
     alongside: StageOutput
     first: StageOutput | None = None
+    rest: Callable[[], HostFacts] | None = field(default=None, compare=False, repr=False)
+    beacon: str | None = None  # the LLDP beacon the run announced, judged once all is read
 
 
 def now() -> str:
@@ -147,32 +166,56 @@ def open_host(task: Task, rows: HostProgress, work: ConnectionWork) -> Result:
 
 
 def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
-                 families: Collection[str] | None, beacon: str | None
-                 ) -> tuple[SparkFacts, StageOutput]:
-    """The facts batch with `scripts`, side by side in one burst."""
+                 families: Collection[str] | None, beacon: str | None, behind: bool
+                 ) -> CollectedHost:
+    """The facts batch with `scripts`, side by side in one burst; `behind`: only the
+    `PROBE_ROWS` there, the rest of the batch started on its own channel and left running."""
     host = task.host.name
     twins, used, commands = spark_batch(intent, host, families=families, beacon=beacon)
     conn = task.host.get_connection("netmiko", task.nornir.config)
     started = now()
+    first = [c for c in commands if c.name in PROBE_ROWS] if behind else list(commands)
     # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,
-    # once every other script has started at normal priority.
-    batch = Script(FACTS, render_script(commands), FACTS_TIMEOUT_S, login=True)
+    # once every other script has started at normal priority. The probe rows alone need no
+    # login environment (their tools are in the sbin directories the batch adds to PATH).
+    batch = Script(FACTS, render_script(first), FACTS_TIMEOUT_S, login=not behind)
     *outs, facts_out = exec_burst(conn, [*scripts, batch])
-    facts = build_from_transcript(intent, host, twins, used, commands, facts_out.output)
-    return facts, StageOutput(started, tuple(outs))
+    side = StageOutput(started, tuple(outs))
+    if not behind:
+        facts = build_from_transcript(intent, host, twins, used, commands, facts_out.output)
+        return CollectedHost(facts, side)
+    rest = [c for c in commands if c.name not in PROBE_ROWS]
+    running = start_script(conn, render_script(rest), FACTS_TIMEOUT_S, login=True)
+
+    def read_rest() -> HostFacts:
+        _, raw = running.wait()
+        return build_from_transcript(intent, host, twins, used, commands,
+                                     facts_out.output + raw)
+
+    return CollectedHost(build_from_transcript(intent, host, twins, used, first,
+                                               facts_out.output), side, rest=read_rest)
 
 
-def _with_work(task: Task, intent: Intent, api: Any, work: ConnectionWork,
+def _switch_behind(read: Callable[[], HostFacts]) -> Callable[[], HostFacts]:
+    """`read` started in a thread of its own; the returned call waits for its facts."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switch-facts")
+    future: Future[HostFacts] = pool.submit(read)
+    pool.shutdown(wait=False)
+    return future.result
+
+
+def _with_work(task: Task, intent: Intent, work: ConnectionWork,
                first: StageOutput | None, beacon: str | None, **kw: Any) -> CollectedHost:
     """One host's facts with `work` done beside them."""
     if task.host.get("role") == "switch":
-        started = now()
-        facts = collect_switch_facts(task, intent, **kw).result
-        after = work.switch(api) if work.switch is not None else None
-        return CollectedHost(facts, StageOutput(started, switch=after), first)
+        started = StageOutput(now())
+        if work.behind:
+            rest = _switch_behind(lambda: collect_switch_facts(task, intent, **kw).result)
+            return CollectedHost(None, started, first, rest=rest)
+        return CollectedHost(collect_switch_facts(task, intent, **kw).result, started, first)
     scripts = work.scripts.get(task.host.name, ())
-    spark, side = _spark_burst(task, intent, scripts, kw.get("families"), beacon)
-    return CollectedHost(spark, side, first)
+    got = _spark_burst(task, intent, scripts, kw.get("families"), beacon, work.behind)
+    return dataclasses.replace(got, first=first)
 
 
 def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
@@ -191,7 +234,7 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
     connection = "routeros_api" if role == "switch" else "netmiko"
     try:
         rows.update(host, "connecting")
-        api = task.host.get_connection(connection, task.nornir.config)
+        task.host.get_connection(connection, task.nornir.config)
         rows.update(host, "collecting")
         result: Any
 
@@ -199,7 +242,7 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
             rows.update(host, what)
 
         if work is not None:
-            result = _with_work(task, intent, api, work, (first or {}).get(host), beacon,
+            result = _with_work(task, intent, work, (first or {}).get(host), beacon,
                                 narrow=narrow, families=families, on_wait=waiting,
                                 began=began)
         elif role == "switch":
@@ -254,7 +297,8 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
                  on_opened: Callable[[str], None] | None = None
                  ) -> tuple[Facts, dict[str, CollectedHost]]:
     """`collect_facts`, plus each answering host's `CollectedHost` when `work` is given
-    (`on_opened("connect, …")` when its first stage is done everywhere)."""
+    (`on_opened("connect, …")` when its first stage is done everywhere). With `work.behind`
+    the facts are what is read so far (`finish` waits for the rest)."""
     intent = target.intent
     nr, wanted = _nornir_for(target, hosts, nornir)
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
@@ -278,17 +322,42 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
                       name="collect_facts",
                       on_failed=nornir is not None, addressed=True, scrub=scrub)
     errors |= failed
-    sparks: dict[str, SparkFacts] = {}
-    switch: SwitchFacts | None = None
-    collected: dict[str, CollectedHost] = {}
-    for host, result in got.items():
-        if isinstance(result, CollectedHost):
-            collected[host] = result
-            result = result.facts
-        if isinstance(result, SparkFacts):
-            sparks[host] = result
-        elif isinstance(result, SwitchFacts):
-            switch = result
-    facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
-                  sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
+    collected = {h: r for h, r in got.items() if isinstance(r, CollectedHost)}
+    read = {h: r.facts if isinstance(r, CollectedHost) else r for h, r in got.items()}
+    facts = _facts(intent, started, read, errors)
+    if work is not None and work.behind:
+        return facts, {h: dataclasses.replace(c, beacon=beacon) for h, c in collected.items()}
     return judge_lldpd(intent, facts, beacon), collected
+
+
+def _facts(intent: Intent, started: datetime, read: Mapping[str, HostFacts | None],
+           errors: Mapping[str, str]) -> Facts:
+    sparks = {h: f for h, f in read.items() if isinstance(f, SparkFacts)}
+    switch = next((f for f in read.values() if isinstance(f, SwitchFacts)), None)
+    return Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
+                 sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
+
+
+def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost],
+           progress: Progress | None = None) -> Facts:
+    """`facts` (what a collection with `ConnectionWork.behind` read first) completed: every
+    host's rest of the facts waited for, a host whose rest failed moved to `errors` with the
+    reason, and LLDP judged. What else `facts` carries (probes' results) is kept."""
+    read: dict[str, HostFacts | None] = {**facts.sparks}
+    if facts.switch is not None:
+        read[facts.switch.host] = facts.switch
+    errors = dict(facts.errors)
+    beacon = None
+    for host, got in sorted(collected.items()):
+        if got.rest is None:
+            continue
+        beacon = got.beacon
+        try:
+            read[host] = got.rest()
+        except Exception as exc:
+            read.pop(host, None)
+            errors[host] = target.credentials.scrub(describe_failure(exc, "ssh"))
+    done = _facts(target.intent, datetime.fromisoformat(facts.collected), read, errors)
+    done = dataclasses.replace(facts, sparks=done.sparks, switch=done.switch,
+                               errors=done.errors)
+    return judge_lldpd(target.intent, done, beacon)

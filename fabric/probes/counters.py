@@ -236,10 +236,13 @@ def rdma_map(facts: Facts) -> dict[str, dict[str, str]]:
     return {h: {netdev: dev for dev, netdev in sf.rdma.items()} for h, sf in facts.sparks.items()}
 
 
-def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts) -> Snapshot:
-    """A function that snapshots every host whose facts were read (Sparks and switch) at
-    once, on the sessions `nr` holds open; a host that fails gets a snapshot with `error`."""
-    hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None else set())
+def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts,
+                    hosts: Iterable[str] | None = None) -> Snapshot:
+    """A function that snapshots `hosts` (default: every host whose facts were read, Sparks
+    and switch) at once, on the sessions `nr` holds open; a host that fails gets a snapshot
+    with `error`. The Sparks' RDMA devices come from `facts`."""
+    hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None else set()) \
+        if hosts is None else set(hosts)
     sub = nr.filter(filter_func=lambda h: h.name in hosts)
     rdma_of = rdma_map(facts)
 

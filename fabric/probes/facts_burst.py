@@ -37,7 +37,7 @@ from fabric.probes.run_bandwidth_pair import SERVER_START_TIMEOUT_S, servers_scr
 from fabric.probes.run_nccl_tests import DETECT_TIMEOUT_S
 from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.probes.servers import parse_ports
-from fabric.remote.burst import Script
+from fabric.remote.burst import Script, ScriptOutput
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -95,14 +95,20 @@ class FactsBurstProbes:
             self.life_s = server_life_s(self.schedule, duration * MAX_TOOLS_PER_TEST)
 
     def work(self) -> ConnectionWork:
-        """Counters first (when judged), then pings, servers and the nccl-tests search
-        beside each Spark's facts batch."""
-        scripts = {h: self.spark_scripts(h) for h in self.sparks}
+        """Pings, bandwidth servers and the nccl-tests search beside each Spark's facts
+        batch; with counters judged, the snapshot first, and the servers and the search with
+        it (they send nothing on the fabric, and the connections leave the CPU idle then), so
+        only the pings are left before the rounds. With bandwidth rounds to come, the facts
+        (but the rows the probes need first) are read behind them (`ConnectionWork.behind`)."""
+        behind = self.schedule is not None  # the rounds are long enough to hide the facts
         if not self.opts.counters:
-            return ConnectionWork(scripts=scripts)
-        return ConnectionWork(scripts=scripts,
-                              first_scripts={h: self.counter_scripts(h) for h in self.sparks},
-                              first_switch=self.switch_counters)
+            return ConnectionWork(scripts={h: self.spark_scripts(h) for h in self.sparks},
+                                  behind=behind)
+        return ConnectionWork(
+            scripts={h: self.ping_scripts(h) for h in self.sparks},
+            first_scripts={h: self.counter_scripts(h) + self.setup_scripts(h)
+                           for h in self.sparks},
+            first_switch=self.switch_counters, behind=behind)
 
     def counter_scripts(self, host: str) -> list[Script]:
         """A Spark's counters snapshot, as a script."""
@@ -115,11 +121,20 @@ class FactsBurstProbes:
 
     def spark_scripts(self, host: str) -> list[Script]:
         """A Spark's scripts beside its facts: pings, bandwidth servers, nccl-tests search."""
+        return self.ping_scripts(host) + self.setup_scripts(host)
+
+    def ping_scripts(self, host: str) -> list[Script]:
+        """A Spark's ping burst (none where it pings nothing)."""
+        if host not in self.pings:
+            return []
+        probes = self.pings[host]
+        return [Script(PING, burst_script(probes), PROBE_MAX_S + 10,
+                       read=lambda out: read_burst(probes, out))]
+
+    def setup_scripts(self, host: str) -> list[Script]:
+        """What a Spark readies for the probes that follow, sending nothing on the fabric:
+        its bandwidth servers and the nccl-tests search."""
         scripts: list[Script] = []
-        if host in self.pings:
-            probes = self.pings[host]
-            scripts.append(Script(PING, burst_script(probes), PROBE_MAX_S + 10,
-                                  read=lambda out: read_burst(probes, out)))
         if self.schedule is not None:
             script = servers_script(host, self.schedule.tests, self.life_s)
             if script is not None:
@@ -150,15 +165,21 @@ class FactsBurstProbes:
                 found = out.value  # read in the host's task (`spark_scripts`)
                 pings.extend(found)
                 ping_row(progress, host, found)
-            if (out := got.alongside.output(SERVERS)) is not None:
+            if (out := _either(got, SERVERS)) is not None:
                 ports.update(out.value)
-            if (out := got.alongside.output(NCCL)) is not None and out.rc is not None:
+            if (out := _either(got, NCCL)) is not None and out.rc is not None:
                 tools[host] = out.value
         return FactsBurstResults(pings=tuple(pings) if self.opts.ping else None,
                      ports=ports if self.schedule is not None else None,
                      servers_for=tuple(self.schedule.tests) if self.schedule is not None else (),
                      before=before if self.opts.counters else None,
                      nccl_tools=tools if self.opts.nccl else None)
+
+
+def _either(got: CollectedHost, name: str) -> ScriptOutput | None:
+    """The output of script `name`, from the first stage or from beside the facts."""
+    found = got.first.output(name) if got.first is not None else None
+    return found if found is not None else got.alongside.output(name)
 
 
 def ping_row(progress: Progress | None, host: str, found: Sequence[PingFact],

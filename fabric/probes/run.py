@@ -155,11 +155,13 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                progress: Progress | None = None, say: Say | None = None,
                snapshot: Snapshot | None = None, early: FactsBurstResults | None = None,
                started: float | None = None,
-               mark: Callable[[str], None] | None = None) -> Facts:
+               mark: Callable[[str], None] | None = None,
+               rest: Callable[[Facts], Facts] | None = None) -> Facts:
     """The facts plus what the selected probes measured; with `snapshot`, also the counters
     read just before and just after the probes (`Facts.counters`). `early`: what already ran
     with the facts (pings, servers, the "before" snapshot, from `started`). `mark(phase)` is
-    called as each phase ends."""
+    called as each phase ends. `rest(facts)`: the facts read behind the bandwidth rounds
+    (`fabric.collect.gather.finish`), waited for once they are done, before nccl-tests."""
     def done(phase: str) -> None:
         if mark is not None:
             mark(phase)
@@ -182,6 +184,9 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
         facts = run_bandwidth(nr, intent, facts, opts, progress, say, early)
         ran.append("bandwidth")
         done("bandwidth")
+    if rest is not None:
+        facts = rest(facts)
+        done("facts behind the rounds")
     if opts.nccl and facts.sparks:
         facts = run_nccl(nr, intent, facts, say, early.nccl_tools)
         ran.append("nccl")

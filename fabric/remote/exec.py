@@ -21,13 +21,41 @@ LOGIN_ENV = (
 )
 
 
-def exec_script(connection: Any, script: str, timeout: float, stdin: bytes = b"",
-                login: bool = False) -> tuple[int, str]:
-    """(exit status, stdout+stderr) of `script` run by the login shell of the session's user.
+class RunningScript:
+    """A script started on its own exec channel and left running (`start_script`); `wait`
+    reads what it printed once it is done, while the session serves other channels."""
 
-    `login`: in the environment of an interactive login (`LOGIN_ENV`). Raises netmiko's
-    ReadTimeout when the script has not finished within `timeout` seconds.
-    """
+    def __init__(self, channel: Any, timeout: float) -> None:
+        self.channel = channel
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+
+    def wait(self) -> tuple[int, str]:
+        """(exit status, stdout+stderr); netmiko's ReadTimeout past the script's timeout
+        (counted from its start)."""
+        channel = self.channel
+        try:
+            channel.settimeout(1.0)
+            chunks: list[bytes] = []
+            while True:
+                try:
+                    data = channel.recv(65536)
+                except TimeoutError:
+                    data = None
+                if data == b"":
+                    break
+                if data:
+                    chunks.append(data)
+                if time.monotonic() > self.deadline:
+                    raise ReadTimeout(f"remote script did not finish within {self.timeout:g} s")
+            return channel.recv_exit_status(), b"".join(chunks).decode(errors="replace")
+        finally:
+            channel.close()
+
+
+def start_script(connection: Any, script: str, timeout: float, stdin: bytes = b"",
+                 login: bool = False) -> RunningScript:
+    """Start `script` (as `exec_script` runs it) on a new exec channel and return at once."""
     transport = connection.remote_conn_pre.get_transport()
     channel = transport.open_session(timeout=10)
     try:
@@ -37,20 +65,17 @@ def exec_script(connection: Any, script: str, timeout: float, stdin: bytes = b""
         if stdin:
             channel.sendall(stdin)
         channel.shutdown_write()
-        channel.settimeout(1.0)
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                data = channel.recv(65536)
-            except TimeoutError:
-                data = None
-            if data == b"":
-                break
-            if data:
-                chunks.append(data)
-            if time.monotonic() > deadline:
-                raise ReadTimeout(f"remote script did not finish within {timeout:g} s")
-        return channel.recv_exit_status(), b"".join(chunks).decode(errors="replace")
-    finally:
+    except BaseException:
         channel.close()
+        raise
+    return RunningScript(channel, timeout)
+
+
+def exec_script(connection: Any, script: str, timeout: float, stdin: bytes = b"",
+                login: bool = False) -> tuple[int, str]:
+    """(exit status, stdout+stderr) of `script` run by the login shell of the session's user.
+
+    `login`: in the environment of an interactive login (`LOGIN_ENV`). Raises netmiko's
+    ReadTimeout when the script has not finished within `timeout` seconds.
+    """
+    return start_script(connection, script, timeout, stdin, login).wait()

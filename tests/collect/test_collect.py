@@ -13,12 +13,13 @@ import fabric.collect.gather as collect
 from fabric.collect.gather import collect_facts
 from fabric.credentials import Credentials
 from fabric.facts import facts_from_json
+from fabric.remote.batch import MARK
 from fabric.remote.exec import LOGIN_ENV
 from fabric.remote.runner import describe_failure
 from fabric.target import Target
 from tests.conftest import run_cli
 from tests.remote.conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
-from tests.remote.helpers import FakeSession
+from tests.remote.helpers import FakeChannel, FakeSession
 
 from .helpers import fixture
 
@@ -160,3 +161,74 @@ def test_cli_json_to_stdout_and_exit_codes(
     assert "spark02: ssh 127.0.0.1:1: connection refused" in err
     recorded = facts_from_json(path.read_text())
     assert list(recorded.errors) == ["spark02"] and recorded.switch is not None
+
+
+def _in_bursts(fakes: dict[str, FakeNetmiko]) -> dict[str, FakeNetmiko]:
+    """The fakes answering a burst (`fabric.remote.burst`) with the transcript as its facts
+    job, and a plain batch with the transcript."""
+    for fake in fakes.values():
+        plain = fake.reply
+
+        def reply(command: str, stdin: bytes, plain: Any = plain) -> tuple[int, str]:
+            rc, out = plain(command, stdin)
+            if f"'{MARK} begin {collect.FACTS}'" not in command:
+                return rc, out
+            return 0, f"{MARK} begin {collect.FACTS}\n{out}\n{MARK} end {collect.FACTS} exit=0\n"
+
+        fake.reply = reply
+    return fakes
+
+
+def test_facts_read_behind_the_probes(target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ConnectionWork.behind`: each Spark's burst carries only the rows the probes need first
+    (the RDMA map and GIDs), the rest of its batch runs on a second channel of the same
+    session, the switch is read in a thread, and `finish` gives the whole facts."""
+    fakes = _in_bursts(_fake_sparks(monkeypatch, SPARKS))
+    whole = collect_facts(target)
+    for fake in fakes.values():
+        fake.channels.clear()
+    nr = collect.make_nornir(target, None)
+    try:
+        early, collected = collect.gather_facts(target, nornir=nr,
+                                                work=collect.ConnectionWork(behind=True))
+        assert early.switch is None and sorted(early.sparks) == SPARKS
+        for host, fake in fakes.items():
+            burst, rest = (c.command for c in fake.channels)
+            assert "begin show_gids" in burst and "begin ethtool:" not in burst
+            assert "begin show_gids" not in rest and "begin ethtool:" in rest
+            assert early.sparks[host].ethtool == {}  # not read yet
+            assert early.sparks[host].gids == whole.sparks[host].gids
+        done = collect.finish(target, early, collected)
+    finally:
+        nr.close_connections()
+    assert done.errors == {} and done.switch is not None
+    assert done.sparks == whole.sparks
+
+
+def test_a_host_whose_facts_behind_fail_is_an_error(
+        target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    fakes = _in_bursts(_fake_sparks(monkeypatch, SPARKS))
+    broken = fakes["spark02"]
+    opened = broken.open_session
+
+    class Dropped(FakeChannel):
+        def recv(self, size: int) -> bytes:
+            raise EOFError("session dropped")
+
+    def second_channel_drops(timeout: float) -> FakeChannel:
+        if not broken.channels:
+            return opened(timeout)
+        channel = Dropped(broken.reply)
+        broken.channels.append(channel)
+        return channel
+
+    monkeypatch.setattr(broken, "open_session", second_channel_drops)
+    nr = collect.make_nornir(target, None)
+    try:
+        early, collected = collect.gather_facts(target, nornir=nr,
+                                                work=collect.ConnectionWork(behind=True))
+        done = collect.finish(target, early, collected)
+    finally:
+        nr.close_connections()
+    assert sorted(done.sparks) == ["spark01", "spark03", "spark04"]
+    assert set(done.errors) == {"spark02"} and "session dropped" in done.errors["spark02"]

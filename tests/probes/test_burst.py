@@ -138,15 +138,18 @@ def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
     assert not beside.has_first  # no counters: nothing has to come first
     assert beside.scripts is not None
     assert [s.name for s in beside.scripts["spark01"]] == [PING, SERVERS, NCCL]
+    assert beside.behind  # bandwidth rounds follow: the facts are read behind them
     counted = FactsBurstProbes(intent, ProbeOptions(ping=True, bandwidth=True, counters=True),
                                sparks).work()
     assert counted.first_scripts is not None and counted.scripts is not None
-    # the counters' "before" snapshot first, everywhere; the pings only after it
-    assert [s.name for s in counted.first_scripts["spark01"]] == [COUNTERS]
-    assert [s.name for s in counted.scripts["spark01"]] == [PING, SERVERS]
+    # the counters' "before" snapshot first, everywhere, with what sends nothing on the
+    # fabric (the servers); the pings only after it
+    assert [s.name for s in counted.first_scripts["spark01"]] == [COUNTERS, SERVERS]
+    assert [s.name for s in counted.scripts["spark01"]] == [PING]
     only_mtu = FactsBurstProbes(intent, ProbeOptions(ping=True, bandwidth=False), sparks).work()
     assert only_mtu.scripts is not None
     assert [s.name for s in only_mtu.scripts["spark01"]] == [PING]
+    assert not only_mtu.behind  # no rounds to hide the facts behind: read with the pings
 
 
 def test_a_script_is_read_where_it_ran() -> None:
