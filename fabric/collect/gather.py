@@ -29,7 +29,7 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from fabric.devices.crs804.facts import collect_switch_facts
-from fabric.devices.spark.commands import render_script
+from fabric.devices.spark.commands import NICE_BEHIND, render_script
 from fabric.devices.spark.facts import (
     build_from_transcript,
     collect_spark_facts,
@@ -49,7 +49,6 @@ from fabric.target import Target
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-ROLES = ("spark", "switch")
 
 
 class HostProgress:
@@ -74,8 +73,10 @@ FACTS_TIMEOUT_S = 60.0
 FACTS = "facts"
 #: The rows a Spark's facts batch runs in its burst when the rest is read behind the probes
 #: (`ConnectionWork.behind`): the RDMA map and the GIDs, which decide the bandwidth tests'
-#: tools (`fabric.probes.bandwidth.rdma_gids`) and the counters' RDMA devices.
-PROBE_ROWS = frozenset({"ibdev2netdev", "rdma_link", "show_gids", "sysfs_gids"})
+#: tools (`fabric.probes.bandwidth.rdma_gids`) and the counters' RDMA devices; and the LLDP
+#: beacon, so every neighbour has heard it by the time the LLDP tables are read behind.
+PROBE_ROWS = frozenset({"ibdev2netdev", "rdma_link", "show_gids", "sysfs_gids",
+                        "lldp_beacon"})
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,38 @@ class StageOutput:
         return next((o for o in self.scripts if o.name == name), None)
 
 
+ROLES = ("spark", "switch")
 HostFacts = SparkFacts | SwitchFacts
+
+
+class Behind:
+    """The rest of one host's facts, read behind what the caller does next: `start()` sets
+    it going (once; from any thread), `wait()` gives the host's facts (starting it first if
+    nobody did). `begin()` starts the reading and returns the call that waits for it."""
+
+    def __init__(self, begin: Callable[[], Callable[[], HostFacts]]) -> None:
+        self._begin = begin
+        self._wait: Callable[[], HostFacts] | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._wait is not None:
+                return
+            try:
+                self._wait = self._begin()
+            except Exception as exc:  # the host's failure, raised where its facts are awaited
+                failed = exc
+
+                def fail() -> HostFacts:
+                    raise failed
+
+                self._wait = fail
+
+    def wait(self) -> HostFacts:
+        self.start()
+        assert self._wait is not None
+        return self._wait()
 
 
 @dataclass(frozen=True)
@@ -121,12 +153,12 @@ class CollectedHost:
     """One host's facts, with what its `ConnectionWork` gave beside them (`alongside`) and in
     the first stage (`first`; None: there was none). Read behind (`ConnectionWork.behind`):
     `facts` holds what is read so far (a Spark's `PROBE_ROWS`; None for the switch) and
-    `rest()` waits for the whole host's facts."""
+    `rest` reads the rest (`start_behind`, `finish`)."""
 
     facts: HostFacts | None
     alongside: StageOutput
     first: StageOutput | None = None
-    rest: Callable[[], HostFacts] | None = field(default=None, compare=False, repr=False)
+    rest: Behind | None = field(default=None, compare=False, repr=False)
     beacon: str | None = None  # the LLDP beacon the run announced, judged once all is read
 
 
@@ -185,23 +217,29 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
         facts = build_from_transcript(intent, host, twins, used, commands, facts_out.output)
         return CollectedHost(facts, side)
     rest = [c for c in commands if c.name not in PROBE_ROWS]
-    running = start_script(conn, render_script(rest), FACTS_TIMEOUT_S, login=True)
 
-    def read_rest() -> HostFacts:
-        _, raw = running.wait()
-        return build_from_transcript(intent, host, twins, used, commands,
-                                     facts_out.output + raw)
+    def begin() -> Callable[[], HostFacts]:
+        running = start_script(conn, render_script(rest, NICE_BEHIND), FACTS_TIMEOUT_S,
+                               login=True)
+
+        def read() -> HostFacts:
+            _, raw = running.wait()
+            return build_from_transcript(intent, host, twins, used, commands,
+                                         facts_out.output + raw)
+        return read
 
     return CollectedHost(build_from_transcript(intent, host, twins, used, first,
-                                               facts_out.output), side, rest=read_rest)
+                                               facts_out.output), side, rest=Behind(begin))
 
 
-def _switch_behind(read: Callable[[], HostFacts]) -> Callable[[], HostFacts]:
-    """`read` started in a thread of its own; the returned call waits for its facts."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="switch-facts")
-    future: Future[HostFacts] = pool.submit(read)
-    pool.shutdown(wait=False)
-    return future.result
+def _in_a_thread(read: Callable[[], HostFacts]) -> Callable[[], Callable[[], HostFacts]]:
+    """A `Behind` beginning: `read` in a thread of its own, and the call that waits for it."""
+    def begin() -> Callable[[], HostFacts]:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="facts-behind")
+        future: Future[HostFacts] = pool.submit(read)
+        pool.shutdown(wait=False)
+        return future.result
+    return begin
 
 
 def _with_work(task: Task, intent: Intent, work: ConnectionWork,
@@ -210,8 +248,8 @@ def _with_work(task: Task, intent: Intent, work: ConnectionWork,
     if task.host.get("role") == "switch":
         started = StageOutput(now())
         if work.behind:
-            rest = _switch_behind(lambda: collect_switch_facts(task, intent, **kw).result)
-            return CollectedHost(None, started, first, rest=rest)
+            rest = _in_a_thread(lambda: collect_switch_facts(task, intent, **kw).result)
+            return CollectedHost(None, started, first, rest=Behind(rest))
         return CollectedHost(collect_switch_facts(task, intent, **kw).result, started, first)
     scripts = work.scripts.get(task.host.name, ())
     got = _spark_burst(task, intent, scripts, kw.get("families"), beacon, work.behind)
@@ -303,12 +341,14 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     nr, wanted = _nornir_for(target, hosts, nornir)
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
+    scrub = target.credentials.scrub
     errors: dict[str, str] = {}
     first: dict[str, StageOutput] = {}
-    scrub = target.credentials.scrub
     if work is not None and work.has_first:
-        opened, errors = run(nr, open_host, rows=rows, work=work, name="open",
-                             on_failed=True, addressed=True, scrub=scrub)
+        opened, failed = run(nr, open_host, hosts=[h for h in wanted if h not in errors],
+                             rows=rows, work=work, name="open", on_failed=True,
+                             addressed=True, scrub=scrub)
+        errors |= failed
         first = dict(opened)
         nr = nr.filter(filter_func=lambda h: h.name not in errors)
         if on_opened is not None:
@@ -338,6 +378,19 @@ def _facts(intent: Intent, started: datetime, read: Mapping[str, HostFacts | Non
                  sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
 
 
+def start_behind(collected: Mapping[str, CollectedHost]) -> None:
+    """Set every host's rest of the facts going, from a thread of its own: the caller goes
+    on at once (a validation starts its first bandwidth round)."""
+    rests = [c.rest for c in collected.values() if c.rest is not None]
+
+    def start_all() -> None:
+        for rest in rests:
+            rest.start()
+
+    if rests:
+        threading.Thread(target=start_all, name="facts-behind", daemon=True).start()
+
+
 def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost],
            progress: Progress | None = None) -> Facts:
     """`facts` (what a collection with `ConnectionWork.behind` read first) completed: every
@@ -353,7 +406,7 @@ def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost],
             continue
         beacon = got.beacon
         try:
-            read[host] = got.rest()
+            read[host] = got.rest.wait()
         except Exception as exc:
             read.pop(host, None)
             errors[host] = target.credentials.scrub(describe_failure(exc, "ssh"))

@@ -11,6 +11,7 @@ through, so the report shows which pairs were slow which way.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
@@ -67,10 +68,12 @@ def _gid(facts: Facts, host: str, rdma: str | None, addr: str) -> tuple[int | No
 def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  gids: Mapping[int, Mapping[int, tuple[int, int]]], rate: str | None = None,
                  on_round: RoundHook | None = None,
-                 ports: Mapping[str, int | None] | None = None, tclass: int | None = None
+                 ports: Mapping[str, int | None] | None = None, tclass: int | None = None,
+                 under_way: Callable[[], None] | None = None
                  ) -> tuple[list[Measurement], list[float]]:
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
-    `ports`: the iperf3 servers already started for this schedule (else they start first)."""
+    `ports`: the iperf3 servers already started for this schedule (else they start first).
+    `under_way()` is called once every client of the first round has been started."""
     out: list[Measurement] = []
     walls: list[float] = []
     ports = dict(ports) if ports is not None else start_servers(nr, schedule)
@@ -79,11 +82,13 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
             on_round(i, tests)
         by_client = {t.client: t for t in tests}
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
+        latch = _AllStarted(by_client, under_way if i == 0 else None)
         started = time.monotonic()
         measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
                                duration_s=duration_s, ports=ports, gids=gids, rate=rate,
-                               peers=nr.inventory.hosts, tclass=tclass,
+                               peers=nr.inventory.hosts, tclass=tclass, started=latch.started,
                                name=f"bandwidth round {i + 1}")
+        latch.release()  # a client that never ran
         walls.append(round(time.monotonic() - started, 3))
         for client, test in by_client.items():
             if client in errors:
@@ -95,6 +100,31 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
             else:
                 out.extend(measured[client])
     return out, walls
+
+
+class _AllStarted:
+    """Calls `then()` once every host of `hosts` has said it `started` (or on `release`)."""
+
+    def __init__(self, hosts: Iterable[str], then: Callable[[], None] | None) -> None:
+        self.waiting = set(hosts)
+        self.then = then
+        self.lock = threading.Lock()
+
+    def started(self, host: str) -> None:
+        with self.lock:
+            self.waiting.discard(host)
+            if self.waiting:
+                return
+            then, self.then = self.then, None
+        if then is not None:
+            then()
+
+    def release(self) -> None:
+        with self.lock:
+            self.waiting.clear()
+            then, self.then = self.then, None
+        if then is not None:
+            then()
 
 
 def server_life_s(schedule: Schedule, test_s: float | None = None) -> float:

@@ -137,11 +137,13 @@ def start_phase_servers(conn: Any, host: str, tool: Tool, legs: Sequence[Leg],
 
 
 def read_clients(client: Any, ready: Sequence[tuple[Leg, int]], commands: Sequence[str],
-                 read: Callable[[JobOutput], R], timeout_s: float) -> dict[int, R]:
-    """Run the client `commands` (one per ready leg) at once in one batch; reading per twin."""
+                 read: Callable[[JobOutput], R], timeout_s: float,
+                 on_started: Callable[[], None] | None = None) -> dict[int, R]:
+    """Run the client `commands` (one per ready leg) at once in one batch; reading per twin.
+    `on_started()`: once the host has taken the batch."""
     if not commands:
         return {}
-    outputs = exec_batch(client, commands, timeout_s)
+    outputs = exec_batch(client, commands, timeout_s, on_started=on_started)
     return {leg.twin: read(job) for (leg, _), job in zip(ready, outputs, strict=True)}
 
 

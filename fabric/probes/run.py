@@ -79,9 +79,11 @@ def rdma_tclass(intent: Intent) -> int | None:
 
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None,
-                  early: FactsBurstResults | None = None) -> Facts:
+                  early: FactsBurstResults | None = None,
+                  under_way: Callable[[], None] | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`.
-    The servers `early` started are used when they were started for this very schedule."""
+    The servers `early` started are used when they were started for this very schedule.
+    `under_way()`: called once the first round's clients are started."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
     rate = opts.rate or intent.profile.iperf3_rate_per_twin
     probe = schedule_bandwidth(intent, duration, hosts=sorted(facts.sparks))
@@ -108,7 +110,8 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
 
     started = time.monotonic()
     tclass = rdma_tclass(intent)
-    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass)
+    measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass,
+                                   under_way)
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
@@ -156,12 +159,14 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                snapshot: Snapshot | None = None, early: FactsBurstResults | None = None,
                started: float | None = None,
                mark: Callable[[str], None] | None = None,
-               rest: Callable[[Facts], Facts] | None = None) -> Facts:
+               rest: Callable[[Facts], Facts] | None = None,
+               behind: Callable[[], None] | None = None) -> Facts:
     """The facts plus what the selected probes measured; with `snapshot`, also the counters
     read just before and just after the probes (`Facts.counters`). `early`: what already ran
     with the facts (pings, servers, the "before" snapshot, from `started`). `mark(phase)` is
     called as each phase ends. `rest(facts)`: the facts read behind the bandwidth rounds
-    (`fabric.collect.gather.finish`), waited for once they are done, before nccl-tests."""
+    (`fabric.collect.gather.finish`), waited for once they are done, before nccl-tests;
+    `behind()` sets them going, once the first round's clients are started."""
     def done(phase: str) -> None:
         if mark is not None:
             mark(phase)
@@ -181,7 +186,7 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
         facts = dataclasses.replace(facts, pings=pings)
         ran.append("ping")
     if opts.bandwidth and len(facts.sparks) >= 2:
-        facts = run_bandwidth(nr, intent, facts, opts, progress, say, early)
+        facts = run_bandwidth(nr, intent, facts, opts, progress, say, early, behind)
         ran.append("bandwidth")
         done("bandwidth")
     if rest is not None:

@@ -4,7 +4,7 @@ from its client."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from nornir.core.task import Result, Task
@@ -60,19 +60,29 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
                        ports: Mapping[str, int | None],
                        gids: Mapping[int, Mapping[int, tuple[int, int]]] | None = None,
                        rate: str | None = None, peers: Mapping[str, Any] | None = None,
-                       tclass: int | None = None) -> Result:
+                       tclass: int | None = None,
+                       started: Callable[[str], None] | None = None) -> Result:
     """Measure this host's test of the round, both ways at once: iperf3 TCP `--bidir` on every
     twin at once against the servers `ports` names; then, where `gids[test][twin]` gives
     (client, server) RoCE GID indexes, ib_write_bw per twin and on both twins at once, one run
     each way, in the traffic class `tclass` where given (a lossless topology's RoCE class).
     `peers`: inventory hosts by name (the running Nornir is filtered to the clients).
+    `started(host)` is called once this host's clients are started (or none could be).
     Result: list of Measurement, each way its own (`reverse`: server -> client)."""
     test = tests[task.host.name]
     if task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
     config = task.nornir.config
     client = task.host.get_connection("netmiko", config)
-    out = _both_ways(test, "iperf3", _tcp(client, test, duration_s, ports, rate), duration_s)
+    def on_started() -> None:
+        if started is not None:
+            started(task.host.name)
+
+    try:
+        tcp = _tcp(client, test, duration_s, ports, rate, on_started)
+    finally:
+        on_started()  # also where no client started
+    out = _both_ways(test, "iperf3", tcp, duration_s)
     test_gids = (gids or {}).get(test.index, {})
     legs = [leg for leg in test.legs if leg.twin in test_gids]
     if legs:
@@ -99,7 +109,8 @@ def _both_ways(test: BandwidthTest, tool: str,
 
 
 def _tcp(client: Any, test: BandwidthTest, duration_s: float, ports: Mapping[str, int | None],
-         rate: str | None) -> tuple[dict[int, Reading], dict[int, Reading]]:
+         rate: str | None, on_started: Callable[[], None] | None = None
+         ) -> tuple[dict[int, Reading], dict[int, Reading]]:
     forward: dict[int, Reading] = {}
     reverse: dict[int, Reading] = {}
     ready: list[tuple[Leg, int]] = []
@@ -114,7 +125,7 @@ def _tcp(client: Any, test: BandwidthTest, duration_s: float, ports: Mapping[str
                                                   duration_s, rate))
                 for leg, port in ready]
     for twin, (there, back) in read_clients(client, ready, commands, read_iperf3_bidir,
-                                            duration_s + 2 * SLACK_S).items():
+                                            duration_s + 2 * SLACK_S, on_started).items():
         forward[twin], reverse[twin] = there, back
     return forward, reverse
 

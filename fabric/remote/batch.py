@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fabric.remote.exec import exec_script
+from fabric.remote.exec import exec_script, start_script
 
 MARK = "@@fabric-job"
+#: What an announcing batch prints once every job is started (outside every job's output).
+STARTED = "@@fabric-started"
 _BEGIN = re.compile(rf"^{MARK} begin (\S+)$")
 _END = re.compile(rf"^{MARK} end (\S+) exit=(\d+)$")
 _KEY = re.compile(r"^\S+$")
@@ -69,10 +71,11 @@ def end_marker(key: str | int, status: str) -> str:
 
 
 def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
-                 prelude: str = "", tmp: str = "fabric-batch") -> str:
+                 prelude: str = "", tmp: str = "fabric-batch", announce: bool = False) -> str:
     """A POSIX sh script that runs `jobs` (in parallel, or one after the other; with
     `stop_on_error`, one after the other up to the first that fails) and prints each output
-    delimited. `prelude`: shell run first, in the batch's own shell (exports, renice)."""
+    delimited. `prelude`: shell run first, in the batch's own shell (exports, renice).
+    `announce` (parallel): print `STARTED` once every job has been started."""
     pairs = _keyed(jobs)
     parallel = parallel and not stop_on_error
     lines = [prelude.rstrip("\n")] if prelude else []
@@ -90,6 +93,8 @@ def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
         else:
             lines.append(f"{start}; r=$?; {end}")
     if parallel:
+        if announce:
+            lines.append(f"echo '{STARTED}'")
         lines += [f'wait $p{i}; r=$?; {end_marker(key, "$r")} >>"$d/{i:03d}"'
                   for i, (key, _) in enumerate(pairs)]
     if pairs:
@@ -127,14 +132,24 @@ def split_batch(output: str, jobs: int | Sequence[str]) -> list[JobOutput]:
 
 
 def exec_batch(connection: Any, jobs: Jobs, timeout: float, parallel: bool = True,
-               login: bool = False, prelude: str = "") -> list[JobOutput]:
+               login: bool = False, prelude: str = "",
+               on_started: Callable[[], None] | None = None) -> list[JobOutput]:
     """Run `jobs` as one batch on an exec channel of the host's session (`login`: in the
     login environment); their outputs in job order. Raises netmiko's ReadTimeout when the
-    batch has not finished within `timeout` seconds."""
+    batch has not finished within `timeout` seconds. `on_started()` is called once the host
+    has started every job (parallel: the batch announces it, `STARTED`), before the rest of
+    its output is awaited."""
     if not jobs:
         return []
-    script = batch_script(jobs, parallel=parallel, prelude=prelude)
-    _, out = exec_script(connection, script, timeout, login=login)
+    script = batch_script(jobs, parallel=parallel, prelude=prelude,
+                          announce=on_started is not None and parallel)
+    if on_started is None:
+        _, out = exec_script(connection, script, timeout, login=login)
+    else:
+        running = start_script(connection, script, timeout, login=login)
+        running.read_until(STARTED.encode())
+        on_started()
+        _, out = running.wait()
     return split_batch(out, list(jobs) if isinstance(jobs, Mapping) else len(jobs))
 
 

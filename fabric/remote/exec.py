@@ -29,28 +29,44 @@ class RunningScript:
         self.channel = channel
         self.deadline = time.monotonic() + timeout
         self.timeout = timeout
+        self.chunks: list[bytes] = []
+        self.ended = False
+
+    def _read(self, until: bytes | None = None) -> None:
+        """Read what the script prints, to its end or (`until`) until that line came."""
+        channel = self.channel
+        channel.settimeout(1.0)
+        while not self.ended:
+            if until is not None and until in b"".join(self.chunks[-2:]):
+                return
+            try:
+                data = channel.recv(65536)
+            except TimeoutError:
+                data = None
+            if data == b"":
+                self.ended = True
+            elif data:
+                self.chunks.append(data)
+            if time.monotonic() > self.deadline:
+                raise ReadTimeout(f"remote script did not finish within {self.timeout:g} s")
+
+    def read_until(self, line: bytes) -> None:
+        """Wait until the script has printed `line` (or ended); what it printed is kept."""
+        try:
+            self._read(line)
+        except BaseException:
+            self.channel.close()
+            raise
 
     def wait(self) -> tuple[int, str]:
         """(exit status, stdout+stderr); netmiko's ReadTimeout past the script's timeout
         (counted from its start)."""
-        channel = self.channel
         try:
-            channel.settimeout(1.0)
-            chunks: list[bytes] = []
-            while True:
-                try:
-                    data = channel.recv(65536)
-                except TimeoutError:
-                    data = None
-                if data == b"":
-                    break
-                if data:
-                    chunks.append(data)
-                if time.monotonic() > self.deadline:
-                    raise ReadTimeout(f"remote script did not finish within {self.timeout:g} s")
-            return channel.recv_exit_status(), b"".join(chunks).decode(errors="replace")
+            self._read()
+            return self.channel.recv_exit_status(), b"".join(self.chunks).decode(
+                errors="replace")
         finally:
-            channel.close()
+            self.channel.close()
 
 
 def start_script(connection: Any, script: str, timeout: float, stdin: bytes = b"",

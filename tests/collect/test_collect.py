@@ -192,6 +192,10 @@ def test_facts_read_behind_the_probes(target: Target, monkeypatch: pytest.Monkey
         early, collected = collect.gather_facts(target, nornir=nr,
                                                 work=collect.ConnectionWork(behind=True))
         assert early.switch is None and sorted(early.sparks) == SPARKS
+        assert all(len(fake.channels) == 1 for fake in fakes.values())  # not started yet
+        for got in collected.values():
+            assert got.rest is not None
+            got.rest.start()
         for host, fake in fakes.items():
             burst, rest = (c.command for c in fake.channels)
             assert "begin show_gids" in burst and "begin ethtool:" not in burst

@@ -3,11 +3,14 @@ a batch inside a batch's job, and jobs that never came back."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from fabric.remote.batch import (
+    STARTED,
     TranscriptError,
     batch_script,
     exec_batch,
@@ -54,3 +57,27 @@ def test_a_missing_job_is_named() -> None:
         require_all(outs)
     with pytest.raises(ValueError, match="one word"):
         batch_script({"two words": "true"})
+
+
+def test_an_announcing_batch_says_started_while_its_jobs_still_run(tmp_path: Path) -> None:
+    """`announce`: STARTED comes once every job is started, before any has to end (here a job
+    that waits on a FIFO nobody has written yet); it is no part of any job's output."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    script = batch_script({"waits": f"read -r x <{fifo}; echo $x", "quick": "echo q"},
+                          announce=True)
+    with subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == f"{STARTED}\n"
+        fifo.write_text("went\n")
+        rest = proc.stdout.read()
+    outs = split_batch(rest, ["waits", "quick"])
+    assert [(o.text, o.exit_code) for o in outs] == [("went\n", 0), ("q\n", 0)]
+
+
+def test_exec_batch_tells_when_the_host_started_the_jobs() -> None:
+    told: list[str] = []
+    session = FakeSession()
+    outs = exec_batch(session, {"a": "echo a"}, 10, on_started=lambda: told.append("started"))
+    assert told == ["started"] and [(o.text, o.exit_code) for o in outs] == [("a\n", 0)]
+    assert STARTED in session.channels[0].command

@@ -357,12 +357,15 @@ def gate_commands(twins: Iterable[str], beacon: str | None = None,
 #: a low priority, and the login's user id once (`U`, read by `root_read` and the LLDP row).
 _PRELUDE = (
     "export LC_ALL=C PAGER=cat SYSTEMD_PAGER= PATH=\"$PATH:/usr/sbin:/sbin\"\n"
-    "renice -n 10 $$ >/dev/null 2>&1; U=$(id -u)\n"
+    "renice -n {nice} $$ >/dev/null 2>&1; U=$(id -u)\n"
 )
+#: The batch's niceness; read behind bandwidth tests, the lowest (the tests' clients and
+#: servers come first on a busy host).
+NICE, NICE_BEHIND = 10, 19
 
 
-def render_script(commands: Iterable[SparkCommand]) -> str:
+def render_script(commands: Iterable[SparkCommand], nice: int = NICE) -> str:
     """The batch of `commands`: every command at once, each a job named by its row, so the
-    batch takes as long as its slowest command, not the sum."""
-    return batch_script({c.name: c.shell for c in commands}, prelude=_PRELUDE,
-                        tmp="fabric-facts")
+    batch takes as long as its slowest command, not the sum; at niceness `nice`."""
+    return batch_script({c.name: c.shell for c in commands},
+                        prelude=_PRELUDE.format(nice=nice), tmp="fabric-facts")
