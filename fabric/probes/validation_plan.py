@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabric.collect.gather import ConnectionWork, facts_batch_rows
+from fabric.collect.gather import PROBE_ROWS, ConnectionWork, facts_batch_rows
 from fabric.intent.model import Intent
 from fabric.probes.facts_burst import MAX_TOOLS_PER_TEST, FactsBurstProbes, ProbeOptions
 from validators.registry import BANDWIDTH, NCCL, PING, Needs
@@ -81,7 +81,12 @@ class ValidationPlan:
         return self.probes.work()
 
     def facts_phase(self) -> str:
-        """The name of the facts burst's phase (`--timings`)."""
+        """The name of the facts burst's phase (`--timings`); with the facts read behind the
+        bandwidth rounds, `before the rounds: …` (the rest is `facts behind the rounds`)."""
+        servers = self.probes.schedule is not None and not self.options.counters
+        if self.work().behind:
+            return ("before the rounds: " + ("pings, " if self.options.ping else "")
+                    + ("bandwidth servers, " if servers else "") + "RDMA map, LLDP beacon")
         return ("facts" + (", pings" if self.options.ping else "")
                 + (", bandwidth servers" if self.probes.schedule is not None else ""))
 
@@ -111,7 +116,7 @@ class ValidationPlan:
         for i, burst in enumerate(self.bursts, 1):
             out += ["", f"burst {i}: {burst.name}"]
             for step in burst.steps:
-                out.append(f"  - {step.what}")
+                out += _wrap("- ", step.what, "  ")
                 if step.hosts:
                     out += _wrap("on:  ", ", ".join(step.hosts), "    ")
                 out += _wrap("for: ", ", ".join(step.families), "    ")
@@ -142,52 +147,80 @@ def _for(needs: Sequence[Needs], probe: str) -> tuple[str, ...]:
     return tuple(n.family for n in needs if probe in n.probes)
 
 
+def _spark_rows(intent: Intent, sparks: Sequence[str], collect: frozenset[str],
+                which: str) -> dict[str, tuple[str, ...]]:
+    """Each Spark's facts rows: `all`, those read before the rounds (`first`, the
+    `PROBE_ROWS` and the beacon) or those read behind them (`rest`)."""
+    rows = {h: facts_batch_rows(intent, h, collect) for h in sparks}
+    if which == "all":
+        return rows
+    first = which == "first"
+    return {h: tuple(r for r in [*rw, "lldp_beacon"] if (r in PROBE_ROWS) == first
+                     and (r != "lldp_beacon" or first)) for h, rw in rows.items()}
+
+
+def _rows_step(what: str, rows: dict[str, tuple[str, ...]],
+               families: tuple[str, ...]) -> Step:
+    shown = sorted({", ".join(r) for r in rows.values()})
+    return Step(what, tuple(rows), families,
+                f"rows: {shown[0]}" if len(shown) == 1 else "rows per host:",
+                () if len(shown) == 1 else tuple(f"{h}: {', '.join(r)}"
+                                                 for h, r in rows.items()))
+
+
 def _facts_steps(intent: Intent, needs: Sequence[Needs], hosts: Sequence[str],
-                 collect: frozenset[str]) -> list[Step]:
+                 collect: frozenset[str], behind: bool = False) -> list[Step]:
+    """The facts' steps, in the burst that reads them (`behind`: the rest of the facts,
+    read behind the bandwidth rounds)."""
     also = tuple(sorted(collect - {n.family for n in needs}))  # the fingerprint's readers
     sparks = [h for h in hosts if intent.hosts[h].role == "spark"]
     switch = [h for h in hosts if intent.hosts[h].role == "switch"]
     steps = []
     if sparks:
-        rows = {h: facts_batch_rows(intent, h, collect) for h in sparks}
-        shown = sorted({", ".join(r) for r in rows.values()})
-        steps.append(Step("spark facts: one batch per Spark, in one burst with the scripts "
-                          "below", tuple(sparks),
-                          (*(n.family for n in needs if n.spark), *also),
-                          f"rows: {shown[0]}" if len(shown) == 1 else "rows per host:",
-                          () if len(shown) == 1 else tuple(f"{h}: {', '.join(r)}"
-                                                           for h, r in rows.items())))
+        families = (*(n.family for n in needs if n.spark), *also)
+        what = ("spark facts, the rest: one batch per Spark on a second channel, at the "
+                "lowest priority, from when every client of the first round has started"
+                if behind else
+                "spark facts: one batch per Spark, in one burst with the scripts below")
+        steps.append(_rows_step(what, _spark_rows(intent, sparks, collect,
+                                                  "rest" if behind else "all"), families))
     if switch:
         steps.append(Step("switch facts: one API session", tuple(switch),
                           (*(n.family for n in needs if n.switch), *also),
                           "its menus in one round trip, then every lane's state and LLDP"))
     if sparks:
-        steps.append(Step("LLDP: each Spark announces a beacon, both ends' neighbours read",
+        steps.append(Step("LLDP: both ends' neighbours read (each Spark's beacon announced "
+                          "before the rounds)" if behind else
+                          "LLDP: each Spark announces a beacon, both ends' neighbours read",
                           tuple(hosts), (*(n.family for n in needs if n.lldp), *also)))
     return steps
 
 
-def _alongside_steps(probes: FactsBurstProbes, needs: Sequence[Needs]) -> list[Step]:
+def _alongside_steps(probes: FactsBurstProbes, needs: Sequence[Needs], pings: bool = True,
+                     setup: bool = True, where: str = "in the facts burst") -> list[Step]:
+    """The probes' scripts beside the facts: the pings; the `setup` (servers, nccl-tests
+    search), `where` they run."""
     steps = []
-    if probes.pings:
+    if probes.pings and pings:
         count = sum(len(p) for p in probes.pings.values())
-        steps.append(Step("ping matrix, in the facts burst", tuple(sorted(probes.pings)),
+        steps.append(Step(f"ping matrix, {where}", tuple(sorted(probes.pings)),
                           _for(needs, PING), f"{count} DF pings at the fabric MTU",
                           tuple(f"{h}: {len(p)} pings" for h, p in sorted(probes.pings.items()))))
-    if probes.schedule is not None:
+    if probes.schedule is not None and setup:
         serving = sorted({t.server for t in probes.schedule.tests})
-        steps.append(Step("bandwidth servers start, in the facts burst", tuple(serving),
+        steps.append(Step(f"bandwidth servers start, {where}", tuple(serving),
                           _for(needs, BANDWIDTH),
                           f"iperf3 servers for {len(probes.schedule.tests)} tests, alive "
                           f"{probes.life_s:g} s"))
-    if probes.opts.nccl and probes.sparks:
-        steps.append(Step("nccl-tests search, in the facts burst", probes.sparks,
+    if probes.opts.nccl and probes.sparks and setup:
+        steps.append(Step(f"nccl-tests search, {where}", probes.sparks,
                           _for(needs, NCCL)))
     return steps
 
 
 def _after_bursts(probes: FactsBurstProbes, needs: Sequence[Needs],
-                  window: tuple[str, ...], hosts: tuple[str, ...]) -> list[Burst]:
+                  window: tuple[str, ...], hosts: tuple[str, ...],
+                  behind: Sequence[Step] = ()) -> list[Burst]:
     bursts = []
     schedule = probes.schedule
     if schedule is not None:
@@ -196,12 +229,13 @@ def _after_bursts(probes: FactsBurstProbes, needs: Sequence[Needs],
                       for i, r in enumerate(schedule.rounds, 1))
         tools = ("iperf3, then ib_write_bw per twin and both twins where the Sparks have "
                  "RoCE GIDs" if probes.intent.profile.rdma else "iperf3")
-        bursts.append(Burst("bandwidth rounds, once every ping is back", (Step(
-            f"{len(schedule.tests)} tests, both ways, in {len(schedule.rounds)} rounds",
-            tuple(sorted({h for t in schedule.tests for h in (t.client, t.server)})),
-            _for(needs, BANDWIDTH),
-            f"{test_s:g} s per tool (up to {MAX_TOOLS_PER_TEST} tools a test: {tools})",
-            lines),)))
+        bursts.append(Burst("bandwidth rounds, once every ping is back" + (
+            ", the rest of the facts behind them" if behind else ""), (Step(
+                f"{len(schedule.tests)} tests, both ways, in {len(schedule.rounds)} rounds",
+                tuple(sorted({h for t in schedule.tests for h in (t.client, t.server)})),
+                _for(needs, BANDWIDTH),
+                f"{test_s:g} s per tool (up to {MAX_TOOLS_PER_TEST} tools a test: {tools})",
+                lines), *behind)))
     if probes.opts.nccl and probes.sparks:
         bursts.append(Burst("nccl-tests", (Step(
             "each nccl-test found on every Spark, from rank 0 (the first Spark that answered)",
@@ -215,18 +249,35 @@ def build_plan(intent: Intent, needs: Sequence[Needs], checks: Sequence[str],
                hosts: Sequence[str], collect: frozenset[str], options: ProbeOptions
                ) -> ValidationPlan:
     """The plan of a validation judging `checks` (of the families whose `needs` are given) on
-    `hosts` (the Sparks and the switch read), collecting `collect`, probing as `options`."""
+    `hosts` (the Sparks and the switch read), collecting `collect`, probing as `options`.
+    With bandwidth rounds, the facts but the rows the probes need first are read behind
+    them (`fabric.collect.gather`, `ConnectionWork.behind`)."""
     hosts = tuple(hosts)
     sparks = sorted(h for h in hosts if intent.hosts[h].role == "spark")
     probes = FactsBurstProbes(intent, options, sparks)
     window = tuple(n.family for n in needs if n.window)
+    behind = probes.work().behind
     bursts: list[Burst] = []
+    setup = _alongside_steps(probes, needs, pings=False, where="with the snapshot") \
+        if options.counters and behind else []
     if options.counters:
         bursts.append(Burst("connect, counters before", (Step(
-            "counters snapshot, on each host as soon as it is connected", hosts, window),)))
-    facts = _facts_steps(intent, needs, hosts, collect) + _alongside_steps(probes, needs)
-    bursts.append(Burst("facts" if options.counters else "connect, facts", tuple(facts)))
-    bursts += _after_bursts(probes, needs, window, hosts)
+            "counters snapshot, on each host as soon as it is connected", hosts, window),
+            *setup)))
+    if behind:
+        first = _spark_rows(intent, sparks, collect, "first")
+        steps = ([_rows_step("spark facts the probes need first, the LLDP beacon: one batch "
+                             "per Spark", first, tuple(n.family for n in needs if n.spark))]
+                 if sparks else [])
+        steps += _alongside_steps(probes, needs, setup=not setup, where="in the burst")
+        bursts.append(Burst("before the rounds" if options.counters
+                            else "connect, before the rounds", tuple(steps)))
+    else:
+        facts = _facts_steps(intent, needs, hosts, collect) + _alongside_steps(probes, needs)
+        bursts.append(Burst("facts" if options.counters else "connect, facts", tuple(facts)))
+    bursts += _after_bursts(probes, needs, window, hosts,
+                            _facts_steps(intent, needs, hosts, collect, behind=True)
+                            if behind else [])
     bursts.append(Burst("checks, on the facts (no host touched)", (Step(
         f"{len(checks)} checks", (), tuple(n.family for n in needs), ", ".join(checks)),)))
     return ValidationPlan(intent.name, intent.profile.name,
