@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 _PORT = re.compile(r"^@@port (\S+) (\d+|-)\s*$", re.M)
 
-#: Seconds between two looks at the listening ports (the first look comes after one: a
-#: server needs about that long to start), and the most looks.
+#: Seconds between two looks at the listening ports, and the most looks. The first
+#: `QUICK_LOOKS` come `QUICK_S` apart: an idle host's server listens within a few ms, and a
+#: validation's first stage waits for this script.
 POLL_S = 0.05
 POLLS = 100
+QUICK_S = 0.01
+QUICK_LOOKS = 3
 
 _PRELUDE = """\
 listening() { echo " $(ss -Hltn | awk '{n=split($4, a, ":"); printf "%s ", a[n]}') "; }
@@ -45,7 +48,8 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
             f"setsid timeout {s.life_s:g} {cmd} >/dev/null 2>&1 </dev/null &",
             f"s{i}=$p; k{i}=$!; ok{i}=; p=$((p+1))",
         ]
-    lines.append(f"i=0; while :; do sleep {POLL_S:g}; now=$(listening); w=0")
+    lines.append(f"i=0; while :; do case $i in [0-{QUICK_LOOKS - 1}]) sleep {QUICK_S:g};; "
+                 f"*) sleep {POLL_S:g};; esac; now=$(listening); w=0")
     for i in range(len(servers)):
         lines.append(f'  [ -n "$ok{i}" ] || case "$now" in *" $s{i} "*) ok{i}=1;; '
                      f'*) ! kill -0 $k{i} 2>/dev/null || w=1;; esac')
