@@ -71,6 +71,7 @@ class Run:
     report: dict[str, Any]
     err: str
     logins: dict[str, int]
+    phases: list[str]
 
 
 @pytest.fixture(scope="module")
@@ -80,9 +81,12 @@ def healthy_runs(star_lab: str, tmp_path_factory: pytest.TempPathFactory) -> lis
     runs = []
     for n in range(5):
         before = sshd_logins(star_lab)
-        code, report, err = validate(star_lab, tmp_path_factory.mktemp(f"healthy{n}"))
+        tmp = tmp_path_factory.mktemp(f"healthy{n}")
+        code, report, err = validate(star_lab, tmp, "--timings", str(tmp / "timings.json"))
         after = sshd_logins(star_lab)
-        runs.append(Run(code, report, err, {h: after[h] - before[h] for h in after}))
+        timings = json.loads((tmp / "timings.json").read_text())
+        runs.append(Run(code, report, err, {h: after[h] - before[h] for h in after},
+                        [p["phase"] for p in timings["phases"]]))
     return runs
 
 
@@ -103,6 +107,21 @@ def test_one_ssh_session_per_spark_serves_facts_and_probes(healthy_runs: list[Ru
     for run in healthy_runs:
         assert_healthy(run.code, run.report, run.err)
         assert run.logins == dict.fromkeys(run.logins, 1)
+
+
+def test_facts_are_read_behind_the_bandwidth_rounds(healthy_runs: list[Run]) -> None:
+    """Before the rounds only the pings and the rows the probes need; the rest of the facts
+    is joined after them, and the report still judges every check on whole facts."""
+    for run in healthy_runs:
+        assert_healthy(run.code, run.report, run.err)
+        before = next(p for p in run.phases if p.startswith("before the rounds"))
+        order = [run.phases.index(p) for p in (
+            "connect, counters before", before, "bandwidth", "facts behind the rounds",
+            "counters after", "checks")]
+        assert order == sorted(order), run.phases
+        passed = {r["check"] for r in run.report["results"] if r["status"] == "pass"}
+        assert {"link.speed", "cabling.lldp", "version.consistent", "time.offset",
+                "host.nm", "host.image", "bw.link", "mtu.path"} <= passed
 
 
 def test_star_five_runs_no_false_failure(healthy_runs: list[Run]) -> None:
