@@ -176,10 +176,10 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
 
         if plan.probing and facts.sparks:
             answered = set(facts.sparks)
-            # the switch too: its lanes' counters are read on its open API connection
-            snapshot = snapshot_reader(nr, intent, facts, answered | {
-                h for h in collected if h not in facts.sparks}) if plan.options.counters \
-                else None
+            # every host that answered, the switch too (its facts may still be read behind):
+            # its lanes' counters are read on its open API connection
+            snapshot = snapshot_reader(nr, intent, facts, collected) \
+                if plan.options.counters else None
             early = plan.probes.results(facts, collected, progress)
             facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
                                intent, facts, plan.options, progress, say, snapshot,

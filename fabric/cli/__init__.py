@@ -90,35 +90,21 @@ def defer_imports(names: tuple[str, ...] = DEFERRED_IMPORTS) -> None:
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
-#: The commands registered by a module of another name (`fabric.cli.<module>`).
-COMMAND_MODULES = {"whatif": "plan"}
-
-
 @functools.cache
-def _register(command: str | None = None) -> None:
+def _register() -> None:
     """Add every command group to `app`, once per process (again, each `main` in a long-lived
     process such as the test suite would add them all again and every call would grow
-    slower). `command`: only the module of that command (a process runs one command, and
-    typer converts every registered command's options at each start: about 0.06 s)."""
+    slower)."""
     import importlib
     import pkgutil
 
     import fabric.cli as pkg
 
-    modules = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__))
-    if command is not None:
-        modules = [COMMAND_MODULES.get(command, command)]
-    for mod in modules:
+    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
         module = importlib.import_module(f"fabric.cli.{mod}")
         register = getattr(module, "register", None)
         if register is not None:
             register(app)
-
-
-def _command_of(args: list[str]) -> str | None:
-    """The command a process's arguments name, when they name one of `FLOW` first (else None:
-    help, a typo or an option first; every command is registered then)."""
-    return args[0] if args and args[0] in FLOW else None
 
 
 #: Whether the CLI runs as its own process (`main()` without `argv`), not inside another
@@ -155,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         _as_process = True
         defer_imports()
     with settled_imports():
-        _register(_command_of(sys.argv[1:]) if argv is None else None)
+        _register()
     try:
         app(args=argv, prog_name="fabric")
     except FabricError as exc:

@@ -49,6 +49,7 @@ from fabric.target import Target
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+ROLES = ("spark", "switch")
 
 
 class HostProgress:
@@ -114,7 +115,6 @@ class StageOutput:
         return next((o for o in self.scripts if o.name == name), None)
 
 
-ROLES = ("spark", "switch")
 HostFacts = SparkFacts | SwitchFacts
 
 
@@ -341,14 +341,12 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
     nr, wanted = _nornir_for(target, hosts, nornir)
     rows = HostProgress(progress, sorted(nr.inventory.hosts))
     started = datetime.now(UTC)
-    scrub = target.credentials.scrub
     errors: dict[str, str] = {}
     first: dict[str, StageOutput] = {}
+    scrub = target.credentials.scrub
     if work is not None and work.has_first:
-        opened, failed = run(nr, open_host, hosts=[h for h in wanted if h not in errors],
-                             rows=rows, work=work, name="open", on_failed=True,
-                             addressed=True, scrub=scrub)
-        errors |= failed
+        opened, errors = run(nr, open_host, rows=rows, work=work, name="open",
+                             on_failed=True, addressed=True, scrub=scrub)
         first = dict(opened)
         nr = nr.filter(filter_func=lambda h: h.name not in errors)
         if on_opened is not None:
@@ -363,19 +361,19 @@ def gather_facts(target: Target, hosts: list[str] | None = None,
                       on_failed=nornir is not None, addressed=True, scrub=scrub)
     errors |= failed
     collected = {h: r for h, r in got.items() if isinstance(r, CollectedHost)}
-    read = {h: r.facts if isinstance(r, CollectedHost) else r for h, r in got.items()}
-    facts = _facts(intent, started, read, errors)
+    sparks, switch = _by_role({h: r.facts if isinstance(r, CollectedHost) else r
+                               for h, r in got.items()})
+    facts = Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
+                  sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
     if work is not None and work.behind:
         return facts, {h: dataclasses.replace(c, beacon=beacon) for h, c in collected.items()}
     return judge_lldpd(intent, facts, beacon), collected
 
 
-def _facts(intent: Intent, started: datetime, read: Mapping[str, HostFacts | None],
-           errors: Mapping[str, str]) -> Facts:
+def _by_role(read: Mapping[str, HostFacts | None]
+             ) -> tuple[dict[str, SparkFacts], SwitchFacts | None]:
     sparks = {h: f for h, f in read.items() if isinstance(f, SparkFacts)}
-    switch = next((f for f in read.values() if isinstance(f, SwitchFacts)), None)
-    return Facts(collected=started.isoformat(timespec="seconds"), topology=intent.name,
-                 sparks=sparks, switch=switch, errors=dict(sorted(errors.items())))
+    return sparks, next((f for f in read.values() if isinstance(f, SwitchFacts)), None)
 
 
 def start_behind(collected: Mapping[str, CollectedHost]) -> None:
@@ -391,8 +389,7 @@ def start_behind(collected: Mapping[str, CollectedHost]) -> None:
         threading.Thread(target=start_all, name="facts-behind", daemon=True).start()
 
 
-def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost],
-           progress: Progress | None = None) -> Facts:
+def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost]) -> Facts:
     """`facts` (what a collection with `ConnectionWork.behind` read first) completed: every
     host's rest of the facts waited for, a host whose rest failed moved to `errors` with the
     reason, and LLDP judged. What else `facts` carries (probes' results) is kept."""
@@ -410,7 +407,7 @@ def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost],
         except Exception as exc:
             read.pop(host, None)
             errors[host] = target.credentials.scrub(describe_failure(exc, "ssh"))
-    done = _facts(target.intent, datetime.fromisoformat(facts.collected), read, errors)
-    done = dataclasses.replace(facts, sparks=done.sparks, switch=done.switch,
-                               errors=done.errors)
+    sparks, switch = _by_role(read)
+    done = dataclasses.replace(facts, sparks=sparks, switch=switch,
+                               errors=dict(sorted(errors.items())))
     return judge_lldpd(target.intent, done, beacon)

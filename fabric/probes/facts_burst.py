@@ -97,9 +97,9 @@ class FactsBurstProbes:
     def work(self) -> ConnectionWork:
         """Pings, bandwidth servers and the nccl-tests search beside each Spark's facts
         batch; with counters judged, the snapshot first, and the servers and the search with
-        it (they send nothing on the fabric, and the connections leave the CPU idle then), so
-        only the pings are left before the rounds. With bandwidth rounds to come, the facts
-        (but the rows the probes need first) are read behind them (`ConnectionWork.behind`)."""
+        it (they send nothing on the fabric), so only the pings are left before the rounds.
+        With bandwidth rounds to come, the facts (but the rows the probes need first) are
+        read behind them (`ConnectionWork.behind`)."""
         behind = self.schedule is not None  # the rounds are long enough to hide the facts
         if not self.opts.counters:
             return ConnectionWork(scripts={h: self.spark_scripts(h) for h in self.sparks},

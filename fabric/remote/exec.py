@@ -37,7 +37,7 @@ class RunningScript:
         channel = self.channel
         channel.settimeout(1.0)
         while not self.ended:
-            if until is not None and until in b"".join(self.chunks[-2:]):
+            if until is not None and until in b"".join(self.chunks):
                 return
             try:
                 data = channel.recv(65536)
