@@ -29,7 +29,7 @@ from nornir.core import Nornir
 from nornir.core.task import Result, Task
 
 from fabric.devices.crs804.facts import collect_switch_facts
-from fabric.devices.spark.commands import NICE_BEHIND, render_script
+from fabric.devices.spark.commands import render_script
 from fabric.devices.spark.facts import (
     build_from_transcript,
     collect_spark_facts,
@@ -219,7 +219,7 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     rest = [c for c in commands if c.name not in PROBE_ROWS]
 
     def begin() -> Callable[[], HostFacts]:
-        running = start_script(conn, render_script(rest, NICE_BEHIND), FACTS_TIMEOUT_S,
+        running = start_script(conn, render_script(rest, behind=True), FACTS_TIMEOUT_S,
                                login=True)
 
         def read() -> HostFacts:

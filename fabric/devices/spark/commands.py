@@ -364,8 +364,12 @@ _PRELUDE = (
 NICE, NICE_BEHIND = 10, 19
 
 
-def render_script(commands: Iterable[SparkCommand], nice: int = NICE) -> str:
+def render_script(commands: Iterable[SparkCommand], behind: bool = False) -> str:
     """The batch of `commands`: every command at once, each a job named by its row, so the
-    batch takes as long as its slowest command, not the sum; at niceness `nice`."""
-    return batch_script({c.name: c.shell for c in commands},
-                        prelude=_PRELUDE.format(nice=nice), tmp="fabric-facts")
+    batch takes as long as its slowest command, not the sum. `behind` (read behind bandwidth
+    tests): one command after the other at the lowest priority, never more than one of its
+    processes asking for the CPU the tests share (on a 2-core lab, thirty niced jobs at once
+    still took enough of it to make a 1 s test a straggler)."""
+    return batch_script({c.name: c.shell for c in commands}, parallel=not behind,
+                        prelude=_PRELUDE.format(nice=NICE_BEHIND if behind else NICE),
+                        tmp="fabric-facts")
