@@ -111,18 +111,17 @@ class _AllStarted:
         self.lock = threading.Lock()
 
     def started(self, host: str) -> None:
-        with self.lock:
-            self.waiting.discard(host)
-            if self.waiting:
-                return
-            then, self.then = self.then, None
-        if then is not None:
-            then()
+        self._left(self.waiting - {host})
 
     def release(self) -> None:
+        self._left(set())
+
+    def _left(self, waiting: set[str]) -> None:
         with self.lock:
-            self.waiting.clear()
-            then, self.then = self.then, None
+            self.waiting &= waiting
+            then = None if self.waiting else self.then
+            if then is not None:
+                self.then = None
         if then is not None:
             then()
 

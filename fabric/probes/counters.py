@@ -241,16 +241,18 @@ def snapshot_reader(nr: Nornir, intent: Intent, facts: Facts,
     """A function that snapshots `hosts` (default: every host whose facts were read, Sparks
     and switch) at once, on the sessions `nr` holds open; a host that fails gets a snapshot
     with `error`. The Sparks' RDMA devices come from `facts`."""
-    hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None else set()) \
-        if hosts is None else set(hosts)
-    sub = nr.filter(filter_func=lambda h: h.name in hosts)
+    if hosts is None:
+        hosts = set(facts.sparks) | ({facts.switch.host} if facts.switch is not None
+                                     else set())
+    wanted = set(hosts)
+    sub = nr.filter(filter_func=lambda h: h.name in wanted)
     rdma_of = rdma_map(facts)
 
     def take() -> dict[str, CounterSnapshot]:
-        got, errors = run(sub, read_counters, hosts=sorted(hosts), intent=intent,
+        got, errors = run(sub, read_counters, hosts=sorted(wanted), intent=intent,
                           rdma_of=rdma_of, name="counters", on_failed=True)
         out: dict[str, CounterSnapshot] = {}
-        for host in sorted(hosts):
+        for host in sorted(wanted):
             snap = got.get(host)
             if isinstance(snap, CounterSnapshot):
                 out[host] = snap

@@ -100,15 +100,20 @@ class FactsBurstProbes:
         it (they send nothing on the fabric), so only the pings are left before the rounds.
         With bandwidth rounds to come, the facts (but the rows the probes need first) are
         read behind them (`ConnectionWork.behind`)."""
-        behind = self.schedule is not None  # the rounds are long enough to hide the facts
         if not self.opts.counters:
             return ConnectionWork(scripts={h: self.spark_scripts(h) for h in self.sparks},
-                                  behind=behind)
+                                  behind=self.behind)
         return ConnectionWork(
             scripts={h: self.ping_scripts(h) for h in self.sparks},
             first_scripts={h: self.counter_scripts(h) + self.setup_scripts(h)
                            for h in self.sparks},
-            first_switch=self.switch_counters, behind=behind)
+            first_switch=self.switch_counters, behind=self.behind)
+
+    @property
+    def behind(self) -> bool:
+        """Whether the facts are read behind the bandwidth rounds: there are rounds, long
+        enough to hide them."""
+        return self.schedule is not None
 
     def counter_scripts(self, host: str) -> list[Script]:
         """A Spark's counters snapshot, as a script."""

@@ -17,7 +17,7 @@ import json
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fabric.collect.gather import PROBE_ROWS, ConnectionWork, facts_batch_rows
 from fabric.intent.model import Intent
@@ -84,7 +84,7 @@ class ValidationPlan:
         """The name of the facts burst's phase (`--timings`); with the facts read behind the
         bandwidth rounds, `before the rounds: …` (the rest is `facts behind the rounds`)."""
         servers = self.probes.schedule is not None and not self.options.counters
-        if self.work().behind:
+        if self.probes.behind:
             return ("before the rounds: " + ("pings, " if self.options.ping else "")
                     + ("bandwidth servers, " if servers else "") + "RDMA map, LLDP beacon")
         return ("facts" + (", pings" if self.options.ping else "")
@@ -148,15 +148,15 @@ def _for(needs: Sequence[Needs], probe: str) -> tuple[str, ...]:
 
 
 def _spark_rows(intent: Intent, sparks: Sequence[str], collect: frozenset[str],
-                which: str) -> dict[str, tuple[str, ...]]:
+                which: Literal["all", "first", "rest"]) -> dict[str, tuple[str, ...]]:
     """Each Spark's facts rows: `all`, those read before the rounds (`first`, the
     `PROBE_ROWS` and the beacon) or those read behind them (`rest`)."""
     rows = {h: facts_batch_rows(intent, h, collect) for h in sparks}
     if which == "all":
         return rows
-    first = which == "first"
-    return {h: tuple(r for r in [*rw, "lldp_beacon"] if (r in PROBE_ROWS) == first
-                     and (r != "lldp_beacon" or first)) for h, rw in rows.items()}
+    first = which == "first"  # the beacon is announced on every run (not among the rows)
+    return {h: tuple(r for r in [*rw, "lldp_beacon"] if (r in PROBE_ROWS) == first)
+            for h, rw in rows.items()}
 
 
 def _rows_step(what: str, rows: dict[str, tuple[str, ...]],
@@ -256,24 +256,24 @@ def build_plan(intent: Intent, needs: Sequence[Needs], checks: Sequence[str],
     sparks = sorted(h for h in hosts if intent.hosts[h].role == "spark")
     probes = FactsBurstProbes(intent, options, sparks)
     window = tuple(n.family for n in needs if n.window)
-    behind = probes.work().behind
+    behind = probes.behind
     bursts: list[Burst] = []
-    setup = _alongside_steps(probes, needs, pings=False, where="with the snapshot") \
-        if options.counters and behind else []
-    if options.counters:
+    if options.counters:  # the servers and the search ride with the snapshot (`work`)
         bursts.append(Burst("connect, counters before", (Step(
             "counters snapshot, on each host as soon as it is connected", hosts, window),
-            *setup)))
+            *_alongside_steps(probes, needs, pings=False, where="with the snapshot"))))
     if behind:
         first = _spark_rows(intent, sparks, collect, "first")
         steps = ([_rows_step("spark facts the probes need first, the LLDP beacon: one batch "
                              "per Spark", first, tuple(n.family for n in needs if n.spark))]
                  if sparks else [])
-        steps += _alongside_steps(probes, needs, setup=not setup, where="in the burst")
+        steps += _alongside_steps(probes, needs, setup=not options.counters,
+                                  where="in the burst")
         bursts.append(Burst("before the rounds" if options.counters
                             else "connect, before the rounds", tuple(steps)))
     else:
-        facts = _facts_steps(intent, needs, hosts, collect) + _alongside_steps(probes, needs)
+        facts = _facts_steps(intent, needs, hosts, collect) + _alongside_steps(
+            probes, needs, setup=not options.counters)
         bursts.append(Burst("facts" if options.counters else "connect, facts", tuple(facts)))
     bursts += _after_bursts(probes, needs, window, hosts,
                             _facts_steps(intent, needs, hosts, collect, behind=True)
