@@ -8,11 +8,17 @@ login shell's CPU, for nothing. `ExecOnlySSH` is that driver with the same conne
 same parameters, host keys, key file, timeouts and error classes) but no shell: the session
 is the authenticated transport alone. It is registered with Netmiko as device type
 `EXEC_PLATFORM`; `exec_only(nornir)` points a Nornir's Sparks at it.
+
+Its TCP socket has TCP_NODELAY (`open_socket`), as OpenSSH's own client sets for its
+sessions: paramiko's socket has Nagle on, and each exec channel's small packets then wait for
+sshd's delayed ACK (40 ms on Linux). Measured on a lab Spark: one exec round trip (`true`)
+48 ms with Nagle, 3.4 ms without.
 """
 
 from __future__ import annotations
 
 import importlib
+import socket
 from typing import Any
 
 import paramiko
@@ -32,6 +38,9 @@ class ExecOnlySSH(LinuxSSH):
         params = self._connect_params_dict()
         self.remote_conn_pre = self._build_ssh_client()
         try:
+            if params.get("sock") is None:  # a proxy's socket (ssh_config) is left as it is
+                params["sock"] = open_socket(params["hostname"], params["port"],
+                                             params["timeout"])
             self.remote_conn_pre.connect(**params)
         except OSError as exc:
             self.paramiko_cleanup()
@@ -51,6 +60,13 @@ class ExecOnlySSH(LinuxSSH):
 
     def cleanup(self, command: str = "") -> None:
         """Nothing to log out of: closing the transport ends the session."""
+
+
+def open_socket(host: str, port: int, timeout: float | None) -> socket.socket:
+    """A TCP connection to `host`:`port` with TCP_NODELAY, for paramiko to run SSH over."""
+    sock = socket.create_connection((host, port), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def _register() -> None:

@@ -4,6 +4,7 @@ unreachable Spark reported as an error while the others complete."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -185,3 +186,21 @@ def test_star4_host_key_mismatch_and_rejected_key(
     facts = facts_from_json((tmp_path / "f.json").read_text())
     assert code == 3
     assert facts.errors["spark03"] == f"ssh {s3}:22: authentication failed (key or user rejected)"
+
+
+def test_spark_session_has_tcp_nodelay(star: LabInfo) -> None:
+    """A Spark's exec-only session runs over a socket with TCP_NODELAY: with Nagle on, each
+    exec channel's small packets wait for sshd's delayed ACK (about 40 ms per command)."""
+    from fabric.lab.lifecycle.registry import lab_target
+    from fabric.remote.exec import exec_script
+    from fabric.remote.nornir_setup import make_nornir
+    from fabric.remote.transport import exec_only
+
+    nr = exec_only(make_nornir(lab_target(star.name), ["spark01"], workers=1))
+    try:
+        conn = nr.inventory.hosts["spark01"].get_connection("netmiko", nr.config)
+        sock = conn.remote_conn_pre.get_transport().sock
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert exec_script(conn, "echo ok", 10) == (0, "ok\n")
+    finally:
+        nr.close_connections()
