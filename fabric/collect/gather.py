@@ -209,8 +209,10 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     first = [c for c in commands if c.name in PROBE_ROWS] if behind else list(commands)
     # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,
     # once every other script has started at normal priority. The probe rows alone need no
-    # login environment (their tools are in the sbin directories the batch adds to PATH).
-    batch = Script(FACTS, render_script(first), FACTS_TIMEOUT_S, login=not behind)
+    # login environment (their tools are in the sbin directories the batch adds to PATH)
+    # and no lower priority: the bandwidth rounds wait for them as for the pings.
+    batch = Script(FACTS, render_script(first, niced=not behind), FACTS_TIMEOUT_S,
+                   login=not behind)
     *outs, facts_out = exec_burst(conn, [*scripts, batch])
     side = StageOutput(started, tuple(outs))
     if not behind:

@@ -213,3 +213,19 @@ def test_the_batch_announces_before_it_reads_lldp() -> None:
     names = [c.name for c in spark_commands(["enp1s0f0np0"], beacon="0A,0B")]
     assert names.index("lldp_beacon") + 1 == names.index("lldpcli")
     assert "lldp_beacon" not in [c.name for c in spark_commands(["enp1s0f0np0"])]
+
+
+@pytest.mark.parametrize("shell", ["sh", "bash"])
+def test_batch_knows_the_login_user_id_in_any_shell(shell: str) -> None:
+    """`U` is the user id whether the login shell is bash ($EUID, no process) or POSIX sh."""
+    script = render_script([SparkCommand("uid", 'echo "$U"', None, "echo")])
+    done = subprocess.run([shell, "-c", script], capture_output=True, text=True, timeout=20,
+                          check=True)
+    assert f"\n{os.geteuid()}\n" in done.stdout
+
+
+def test_only_a_batch_nothing_waits_on_is_reniced() -> None:
+    rows = [SparkCommand("a", "true", None, "true")]
+    assert "renice -n 10 $$" in render_script(rows)
+    assert "renice -n 19 $$" in render_script(rows, behind=True)
+    assert "renice" not in render_script(rows, niced=False)  # the probes' rows: waited for

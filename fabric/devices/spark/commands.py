@@ -354,22 +354,29 @@ def gate_commands(twins: Iterable[str], beacon: str | None = None,
 
 
 #: Run first in the batch's own shell: a plain C locale without pagers, the sbin directories,
-#: a low priority, and the login's user id once (`U`, read by `root_read` and the LLDP row).
+#: and the login's user id once (`U`, read by `root_read` and the LLDP row; bash knows it
+#: as $EUID, a POSIX shell asks `id`).
 _PRELUDE = (
     "export LC_ALL=C PAGER=cat SYSTEMD_PAGER= PATH=\"$PATH:/usr/sbin:/sbin\"\n"
-    "renice -n {nice} $$ >/dev/null 2>&1; U=$(id -u)\n"
+    "U=${EUID:-$(id -u)}\n"
 )
+#: Then, unless the caller waits for nothing else, a low priority for the batch.
+_RENICE = "renice -n {nice} $$ >/dev/null 2>&1\n"
 #: The batch's niceness; read behind bandwidth tests, the lowest (the tests' clients and
 #: servers come first on a busy host).
 NICE, NICE_BEHIND = 10, 19
 
 
-def render_script(commands: Iterable[SparkCommand], behind: bool = False) -> str:
+def render_script(commands: Iterable[SparkCommand], behind: bool = False,
+                  niced: bool = True) -> str:
     """The batch of `commands`: every command at once, each a job named by its row, so the
-    batch takes as long as its slowest command, not the sum. `behind` (read behind bandwidth
-    tests): one command after the other at the lowest priority, never more than one of its
-    processes asking for the CPU the tests share (on a 2-core lab, thirty niced jobs at once
-    still took enough of it to make a 1 s test a straggler)."""
+    batch takes as long as its slowest command, not the sum, at a low priority (scripts
+    beside it in a burst come first). `behind` (read behind bandwidth tests): one command
+    after the other at the lowest priority, never more than one of its processes asking for
+    the CPU the tests share (on a 2-core lab, thirty niced jobs at once still took enough of
+    it to make a 1 s test a straggler). Not `niced`: at the login's priority, for the rows
+    the next step waits for (`renice` itself is a process: about 5 ms of CPU)."""
+    nice = NICE_BEHIND if behind else NICE if niced else None
+    prelude = _PRELUDE + (_RENICE.format(nice=nice) if nice is not None else "")
     return batch_script({c.name: c.shell for c in commands}, parallel=not behind,
-                        prelude=_PRELUDE.format(nice=NICE_BEHIND if behind else NICE),
-                        tmp="fabric-facts")
+                        prelude=prelude, tmp="fabric-facts")
