@@ -18,6 +18,10 @@ runs of the subset `validate --only link,mtu,addr,route,cabling` and of the full
 - counters after, and each other exec phase: one exec round trip;
 - the rest (intent, checks, report, exit) has no network floor.
 
+It also prints the CPU each run took: the validate process's own (user + system) and the whole
+machine's (every core, from /proc/stat: the lab's Sparks, sshd, the emulator, iperf3 and
+whatever else runs), beside the cores the machine has.
+
 Both trees are compiled to bytecode first (`compileall`), as an installed package is: an
 editable checkout run with PYTHONDONTWRITEBYTECODE would compile the toolkit in every run.
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -59,22 +64,36 @@ def _fmt(values: list[float]) -> str:
     return f"{_median(values):6.2f} s ({min(values):.2f}-{max(values):.2f})"
 
 
+def machine_busy_s() -> float:
+    """CPU-seconds the whole machine has spent busy since boot (every core; /proc/stat)."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def run_validate(tree: Path, lab: str, only: str | None,
                  timings: Path | None) -> tuple[int, float, dict[str, Any]]:
-    """(exit code, wall seconds, the `--timings` JSON with `startup_s`) of one validate."""
+    """(exit code, wall seconds, the `--timings` JSON with `startup_s`, `exit_s` and the CPU
+    the run took: `process_cpu_s` its own, `machine_cpu_s` the whole machine's) of one
+    validate."""
     argv = [sys.executable, "-m", "fabric", "validate", "--lab", lab]
     argv += ["--only", only] if only else []
     argv += ["--timings", str(timings)] if timings is not None else []
     env = {**os.environ, "PYTHONPATH": str(tree)}
     began = time.time()
+    own = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy = machine_busy_s()
     t0 = time.monotonic()
     proc = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=False)
     wall = time.monotonic() - t0
+    busy = machine_busy_s() - busy
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - own.ru_utime - own.ru_stime
     data: dict[str, Any] = {}
     if timings is not None and timings.exists():
         data = json.loads(timings.read_text())
         data["startup_s"] = data["command_unix"] + data["imports_s"] - began
         data["exit_s"] = wall - data["startup_s"] - data["total_s"]
+        data["process_cpu_s"], data["machine_cpu_s"] = cpu, busy
         timings.unlink()
     return proc.returncode, wall, data
 
@@ -210,6 +229,12 @@ def _print(topology: str, floor: dict[str, float], got: dict[str, dict[str, list
                        + (0.0 if kind == "subset" else (bound or 0.0) + floor["exec_s"]))
         print(f"   {'WALL':30s} {_fmt(row['wall']):>26s}   floor ~{floor_total:.2f} s, "
               f"target {target:.2f} s")
+        cores = os.cpu_count() or 1
+        print(f"   {'CPU: validate process':30s} "
+              f"{_fmt([d['process_cpu_s'] for d in data]):>26s}   (user + system)")
+        print(f"   {'CPU: whole machine':30s} "
+              f"{_fmt([d['machine_cpu_s'] for d in data]):>26s}   "
+              f"of {cores} cores x the wall")
         base = got.get(f"baseline {kind}")
         if base is not None:
             print(f"   {'baseline WALL':30s} {_fmt(base['wall']):>26s}   "
