@@ -26,6 +26,7 @@ from fabric.probes.counters import Snapshot, counter_window
 from fabric.probes.facts_burst import FactsBurstResults, ProbeOptions, ping_row
 from fabric.probes.nccl import nccl_jobs, with_missing
 from fabric.probes.ping import ping_probes, probes_by_host
+from fabric.probes.retest import retest_schedule, straggling_tests
 from fabric.probes.run_nccl_tests import find_nccl_tests, run_nccl_tests
 from fabric.probes.run_ping_matrix import run_ping_matrix
 from fabric.probes.schedule import BandwidthTest, schedule_bandwidth
@@ -112,11 +113,23 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     tclass = rdma_tclass(intent)
     measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass,
                                    under_way)
+    again = straggling_tests(measured, intent.profile.straggler_fraction)
+    if again:  # a straggler runs once more before it is judged (`fabric.probes.retest`)
+        retest = retest_schedule(schedule, again)
+        if say is not None:
+            say("re-testing once, a straggler each: " + ", ".join(
+                f"{t.client}<->{t.server}" for t in retest.tests))
+        if progress is not None and row is not None:
+            progress.update(row, status="re-testing the stragglers")
+        more, more_walls = run_schedule(nr, retest, duration, gids, rate, None, None, tclass)
+        measured, walls = measured + more, walls + more_walls
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,
             "iperf3_rate": rate or "unlimited",
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
+            "retested": [{"index": t.index, "round": t.round, "client": t.client,
+                          "server": t.server} for t in retest.tests] if again else [],
             "servers": "started with the facts" if ports is not None else "started first",
             "rdma": ("ib_write_bw per twin and both twins" + (
                 f" in the lossless class (--tclass {tclass}: DSCP {roce_qos().dscp})"

@@ -77,6 +77,9 @@ def test_one_way_slow_lane_fails_that_cable_and_direction(lab: LabInfo, tmp_path
     # both tests that way were slow, and they are named
     assert all("spark02→spark01" in r["message"] and "spark04→spark01" in r["message"]
                for r in failing), shown
+    # and each ran again before it was judged, slow again (`fabric.probes.retest`)
+    again = {(t["client"], t["server"]) for t in report["schedule"]["retested"]}
+    assert {("spark01", "spark02"), ("spark04", "spark01")} <= again, again
     # spark01's own way out may look slow only through its acks queueing behind the shaper:
     # then it warns and names the way back; it never fails
     for r in bw_results(report, "warn"):

@@ -1,0 +1,65 @@
+"""A bandwidth test that came out a straggler is run once more before anything is judged.
+
+A cable whose best test one way is below the profile's straggler fraction of the median of
+the others (as `validators.bw` judges a straggler) may be slow, or its tests may have lost
+the CPU or the wire to something else for part of their seconds: on
+the lab's two shared cores, a healthy star8 or star16 failed `bw.link` in about one run of
+six, a twin at 0.35-0.66 Gb/s against its peers' 0.97. So every test through such a cable
+and direction runs again, once, after the last round: alone with the others
+re-tested (in rounds that share no NIC or lane, within the schedule's cap), on servers
+started for it. Both runs are kept in the report's measurements; a cable's figure is the
+best test through it that way (`fabric.probes.bandwidth.cable_facts`), so a slow cable is
+slow again and fails, and a test that was only unlucky is not blamed on a cable. A run with
+no straggler costs nothing more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
+from fabric.intent.wire import Crossing
+from fabric.probes.measure import Measurement
+from fabric.probes.schedule import BandwidthTest, Schedule
+
+
+def straggling_tests(measured: Iterable[Measurement], fraction: float) -> list[int]:
+    """The tests (by index) through a straggling crossing: one whose best way through it (a
+    cable in one direction, per tool and twin) is below `fraction` of the median of every
+    other crossing's best with the same tool and twin, as `validators.bw` judges it."""
+    rows = [m for m in measured if m.gbps is not None and not m.error]
+    best: dict[tuple[str, int | None], dict[Crossing, float]] = defaultdict(dict)
+    for m in rows:
+        per = best[(m.tool, m.twin)]
+        for way in m.crossings:
+            per[way] = max(per.get(way, 0.0), m.gbps or 0.0)
+    slow: set[tuple[str, int | None, Crossing]] = set()
+    for kind, per in best.items():
+        for way, gbps in per.items():
+            peers = [v for w, v in per.items() if w != way]
+            if peers and gbps < fraction * statistics.median(peers):
+                slow.add((*kind, way))
+    return sorted({m.test for m in rows for way in m.crossings if (m.tool, m.twin, way) in slow})
+
+
+def retest_schedule(schedule: Schedule, tests: Iterable[int]) -> Schedule:
+    """The tests `tests` of `schedule` in rounds of their own after its last: each in the
+    first such round whose tests share no resource with it and hold fewer than the
+    schedule's cap; the rounds numbered on from the schedule's."""
+    wanted = set(tests)
+    rounds: list[list[BandwidthTest]] = []
+    for test in (t for t in schedule.tests if t.index in wanted):
+        mine = set(test.resources)
+        for group in rounds:
+            full = schedule.per_round is not None and len(group) >= schedule.per_round
+            if not full and not any(mine & set(u.resources) for u in group):
+                group.append(test)
+                break
+        else:
+            rounds.append([test])
+    first = len(schedule.rounds)
+    return dataclasses.replace(schedule, rounds=tuple(
+        tuple(dataclasses.replace(t, round=first + i) for t in group)
+        for i, group in enumerate(rounds)))
