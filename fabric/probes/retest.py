@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from fabric.intent.wire import Crossing
 from fabric.probes.measure import Measurement
@@ -79,3 +79,23 @@ def retest_schedule(schedule: Schedule, tests: Iterable[int],
     return dataclasses.replace(schedule, rounds=tuple(
         tuple(dataclasses.replace(t, round=first + i) for t in group)
         for i, group in enumerate(rounds)))
+
+
+#: Runs a schedule of re-tests: (their measurements, wall seconds per round).
+RunRetests = Callable[[Schedule], tuple[list[Measurement], list[float]]]
+
+
+def retest_stragglers(schedule: Schedule, measured: list[Measurement], walls: list[float],
+                      fraction: float, run: RunRetests
+                      ) -> tuple[list[Measurement], list[float], list[BandwidthTest]]:
+    """Re-test the tests through straggling crossings with `run`, then those the results
+    show straggling next, until none is left that has not run twice; (every measurement,
+    every round's wall, the tests re-tested, in their re-test rounds)."""
+    retested: list[BandwidthTest] = []
+    while again := [i for i in straggling_tests(measured, fraction)
+                    if i not in {t.index for t in retested}]:
+        retest = retest_schedule(schedule, again, len(walls))
+        more, more_walls = run(retest)
+        measured, walls = measured + more, walls + more_walls
+        retested += retest.tests
+    return measured, walls, retested

@@ -24,12 +24,13 @@ from fabric.intent.platforms import roce_qos
 from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
 from fabric.probes.counters import Snapshot, counter_window
 from fabric.probes.facts_burst import FactsBurstResults, ProbeOptions, ping_row
+from fabric.probes.measure import Measurement
 from fabric.probes.nccl import nccl_jobs, with_missing
 from fabric.probes.ping import ping_probes, probes_by_host
-from fabric.probes.retest import retest_schedule, straggling_tests
+from fabric.probes.retest import retest_stragglers
 from fabric.probes.run_nccl_tests import find_nccl_tests, run_nccl_tests
 from fabric.probes.run_ping_matrix import run_ping_matrix
-from fabric.probes.schedule import BandwidthTest, schedule_bandwidth
+from fabric.probes.schedule import BandwidthTest, Schedule, schedule_bandwidth
 from fabric.remote.runner import run
 
 if TYPE_CHECKING:
@@ -113,19 +114,16 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     tclass = rdma_tclass(intent)
     measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass,
                                    under_way)
-    retested: list[BandwidthTest] = []
-    while again := [i for i in straggling_tests(measured, intent.profile.straggler_fraction)
-                    if i not in {t.index for t in retested}]:
-        # a straggler's tests run once more before it is judged (`fabric.probes.retest`)
-        retest = retest_schedule(schedule, again, len(walls))
+    def again(retest: Schedule) -> tuple[list[Measurement], list[float]]:
         if say is not None:
             say("re-testing once, a straggler each: " + ", ".join(
                 f"{t.client}<->{t.server}" for t in retest.tests))
         if progress is not None and row is not None:
             progress.update(row, status="re-testing the stragglers")
-        more, more_walls = run_schedule(nr, retest, duration, gids, rate, None, None, tclass)
-        measured, walls = measured + more, walls + more_walls
-        retested += retest.tests
+        return run_schedule(nr, retest, duration, gids, rate, None, None, tclass)
+
+    measured, walls, retested = retest_stragglers(
+        schedule, measured, walls, intent.profile.straggler_fraction, again)
     if progress is not None and row is not None:
         progress.update(row, completed=len(schedule.rounds), status="[green]done")
     info = {**schedule.to_dict(), "duration_s": duration, "tools_per_test": phases,

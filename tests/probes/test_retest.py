@@ -91,3 +91,32 @@ def test_a_round_that_lost_its_cpu_does_not_hide_a_straggler() -> None:
     assert _reference([0.3] * 6 + [0.99] * 4) >= 0.98
     assert _reference([0.99] * 9 + [0.3]) == 0.99  # a healthy lab: its median
     assert _reference([0.5]) == 0.5
+
+
+def test_the_retests_run_each_straggling_test_once_and_a_slow_cable_stays_slow(
+        intents: dict[str, Intent]) -> None:
+    """The tests into a cable slow every time are re-tested once each, in rounds numbered
+    after the schedule's; the loop ends there and the cable stays slow; a test that was only
+    unlucky comes back healthy."""
+    from fabric.probes.retest import retest_stragglers
+
+    schedule = schedule_bandwidth(intents["star8"], 3.0)
+    first = _slow_into(schedule, "spark06", 0.3, schedule.tests)
+    runs: list[list[int]] = []
+
+    def run(retest: Schedule) -> tuple[list[Measurement], list[float]]:
+        runs.append(sorted(t.index for t in retest.tests))
+        return _slow_into(retest, "spark06", 0.3, retest.tests), [3.0] * len(retest.rounds)
+
+    measured, walls, retested = retest_stragglers(schedule, first, [3.0, 3.0], 0.7, run)
+    into = {t.index for t in schedule.tests if "spark06" in (t.client, t.server)}
+    assert runs == [sorted(into)] and {t.index for t in retested} == into
+    assert {t.round for t in retested} <= {2, 3} and len(walls) == 2 + len(
+        {t.round for t in retested})
+    slow = {f.gbps for f in cable_facts(schedule, measured)
+            if f.dst_host == "spark06" and f.link_id.startswith("spark06:")}
+    assert slow == {0.3}
+    healthy = retest_stragglers(schedule, first, [3.0, 3.0], 0.7, lambda r: (
+        _slow_into(r, "spark06", 0.99, r.tests), [3.0] * len(r.rounds)))[0]
+    assert {f.gbps for f in cable_facts(schedule, healthy)
+            if f.dst_host == "spark06" and f.link_id.startswith("spark06:")} == {0.99}
