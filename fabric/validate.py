@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import validators
-from fabric.collect.gather import ROLES, finish, gather_facts, start_behind
+from fabric.collect.gather import ROLES, finish, gather_facts, settle_behind, start_behind
 from fabric.devices.spark.commands import FINGERPRINT
 from fabric.errors import InputError
 from fabric.facts import Facts
@@ -184,7 +184,8 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
             facts = run_probes(nr.filter(filter_func=lambda h: h.name in answered),
                                intent, facts, plan.options, progress, say, snapshot,
                                early=early, started=t0, mark=mark, rest=rest,
-                               behind=lambda: start_behind(collected))
+                               behind=lambda: start_behind(collected),
+                               settle=lambda: settle_behind(collected))
         else:
             facts = rest(facts)
     finally:

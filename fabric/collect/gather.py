@@ -16,6 +16,7 @@ back (`CollectedHost`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -127,6 +128,8 @@ class Behind:
         self._begin = begin
         self._wait: Callable[[], HostFacts] | None = None
         self._lock = threading.Lock()
+        self._waited = threading.Lock()
+        self._got: tuple[HostFacts | None, Exception | None] | None = None
 
     def start(self) -> None:
         with self._lock:
@@ -143,9 +146,20 @@ class Behind:
                 self._wait = fail
 
     def wait(self) -> HostFacts:
+        """The host's facts (or its failure, raised), read once, whoever asks first."""
         self.start()
         assert self._wait is not None
-        return self._wait()
+        with self._waited:
+            if self._got is None:
+                try:
+                    self._got = (self._wait(), None)
+                except Exception as exc:
+                    self._got = (None, exc)
+        facts, failed = self._got
+        if failed is not None:
+            raise failed
+        assert facts is not None
+        return facts
 
 
 @dataclass(frozen=True)
@@ -389,6 +403,15 @@ def start_behind(collected: Mapping[str, CollectedHost]) -> None:
 
     if rests:
         threading.Thread(target=start_all, name="facts-behind", daemon=True).start()
+
+
+def settle_behind(collected: Mapping[str, CollectedHost]) -> None:
+    """Wait until every host's rest of the facts is read (a failure is raised where `finish`
+    waits for it): the machines are quiet again."""
+    for got in collected.values():
+        if got.rest is not None:
+            with contextlib.suppress(Exception):
+                got.rest.wait()
 
 
 def finish(target: Target, facts: Facts, collected: Mapping[str, CollectedHost]) -> Facts:

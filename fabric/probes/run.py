@@ -82,10 +82,12 @@ def rdma_tclass(intent: Intent) -> int | None:
 def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   progress: Progress | None = None, say: Say | None = None,
                   early: FactsBurstResults | None = None,
-                  under_way: Callable[[], None] | None = None) -> Facts:
+                  under_way: Callable[[], None] | None = None,
+                  settle: Callable[[], None] | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`.
     The servers `early` started are used when they were started for this very schedule.
-    `under_way()`: called once the first round's clients are started."""
+    `under_way()`: called once the first round's clients are started; `settle()`: waits
+    for what runs beside the rounds (the facts read behind them), before any re-test."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
     rate = opts.rate or intent.profile.iperf3_rate_per_twin
     probe = schedule_bandwidth(intent, duration, hosts=sorted(facts.sparks))
@@ -115,6 +117,8 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass,
                                    under_way)
     def again(retest: Schedule) -> tuple[list[Measurement], list[float]]:
+        if settle is not None:  # a re-test runs on quiet hosts, nothing read beside it
+            settle()
         if say is not None:
             say("re-testing once, a straggler each: " + ", ".join(
                 f"{t.client}<->{t.server}" for t in retest.tests))
@@ -174,13 +178,15 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                started: float | None = None,
                mark: Callable[[str], None] | None = None,
                rest: Callable[[Facts], Facts] | None = None,
-               behind: Callable[[], None] | None = None) -> Facts:
+               behind: Callable[[], None] | None = None,
+               settle: Callable[[], None] | None = None) -> Facts:
     """The facts plus what the selected probes measured; with `snapshot`, also the counters
     read just before and just after the probes (`Facts.counters`). `early`: what already ran
     with the facts (pings, servers, the "before" snapshot, from `started`). `mark(phase)` is
     called as each phase ends. `rest(facts)`: the facts read behind the bandwidth rounds
     (`fabric.collect.gather.finish`), waited for once they are done, before nccl-tests;
-    `behind()` sets them going, once the first round's clients are started."""
+    `behind()` sets them going, once the first round's clients are started; `settle()`
+    waits for them (before a re-test of a straggler)."""
     def done(phase: str) -> None:
         if mark is not None:
             mark(phase)
@@ -200,7 +206,7 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
         facts = dataclasses.replace(facts, pings=pings)
         ran.append("ping")
     if opts.bandwidth and len(facts.sparks) >= 2:
-        facts = run_bandwidth(nr, intent, facts, opts, progress, say, early, behind)
+        facts = run_bandwidth(nr, intent, facts, opts, progress, say, early, behind, settle)
         ran.append("bandwidth")
         done("bandwidth")
     if rest is not None:

@@ -236,3 +236,29 @@ def test_a_host_whose_facts_behind_fail_is_an_error(
         nr.close_connections()
     assert sorted(done.sparks) == ["spark01", "spark03", "spark04"]
     assert set(done.errors) == {"spark02"} and "session dropped" in done.errors["spark02"]
+
+
+def test_the_rest_is_read_once_and_settling_waits_for_it() -> None:
+    """`settle_behind` (before a bandwidth re-test) waits for every host's rest; `finish`
+    then gets the same facts, or the same failure, without reading the host again."""
+    from fabric.collect.gather import Behind, CollectedHost, StageOutput, settle_behind
+
+    reads: list[str] = []
+
+    def begin(name: str, fail: bool) -> Any:
+        def wait() -> Any:
+            reads.append(name)
+            if fail:
+                raise OSError(f"{name} went away")
+            return name
+        return lambda: wait
+
+    hosts = {n: CollectedHost(None, StageOutput("t"), rest=Behind(begin(n, n == "bad")))
+             for n in ("good", "bad")}
+    settle_behind(hosts)  # a failure is kept for `finish`, not raised here
+    assert sorted(reads) == ["bad", "good"]
+    assert hosts["good"].rest is not None and hosts["good"].rest.wait() == "good"
+    with pytest.raises(OSError, match="bad went away"):
+        assert hosts["bad"].rest is not None
+        hosts["bad"].rest.wait()
+    assert sorted(reads) == ["bad", "good"]  # read once each
