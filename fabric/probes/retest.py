@@ -1,13 +1,13 @@
 """A bandwidth test that came out a straggler is run once more before anything is judged.
 
-A cable whose best test one way is below the profile's straggler fraction of the median of
-the others (as `validators.bw` judges a straggler) may be slow, or its tests may have lost
-the CPU or the wire to something else for part of their seconds: on
-the lab's two shared cores, a healthy star8 or star16 failed `bw.link` in about one run of
-six, a twin at 0.35-0.66 Gb/s against its peers' 0.97. So every test through such a cable
-and direction runs again, once, after the last round: alone with the others
-re-tested (in rounds that share no NIC or lane, within the schedule's cap), on servers
-started for it. Both runs are kept in the report's measurements; a cable's figure is the
+A cable whose best test one way is below the profile's straggler fraction of the others
+(as `validators.bw` judges a straggler) may be slow, or its tests may have lost the CPU or
+the wire to something else for part of their seconds: on the lab's two shared cores, a
+healthy star8 or star16 failed `bw.link` in about one run of six, a twin at 0.35-0.66 Gb/s
+against its peers' 0.97. So every test through such a cable and direction runs again, once,
+after the last round and once the facts read beside the rounds are in: alone with the
+others re-tested (in rounds that share no NIC or lane, within the schedule's cap), on
+servers started for it. Both runs are kept in the report's measurements; a cable's figure is the
 best test through it that way (`fabric.probes.bandwidth.cable_facts`), so a slow cable is
 slow again and fails, and a test that was only unlucky is not blamed on a cable. As the
 re-tests come in, a crossing that looked no worse than the disturbed ones may now be a
@@ -32,19 +32,20 @@ def straggling_tests(measured: Iterable[Measurement], fraction: float) -> list[i
     cable in one direction, per tool and twin) is below `fraction` of every other crossing's
     best with the same tool and twin (`_reference`: at least their median, as
     `validators.bw` judges it)."""
-    rows = [m for m in measured if m.gbps is not None and not m.error]
+    rows = [(m, m.gbps) for m in measured if m.gbps is not None and not m.error]
     best: dict[tuple[str, int | None], dict[Crossing, float]] = defaultdict(dict)
-    for m in rows:
+    for m, gbps in rows:
         per = best[(m.tool, m.twin)]
         for way in m.crossings:
-            per[way] = max(per.get(way, 0.0), m.gbps or 0.0)
+            per[way] = max(per.get(way, 0.0), gbps)
     slow: set[tuple[str, int | None, Crossing]] = set()
     for kind, per in best.items():
         for way, gbps in per.items():
             peers = [v for w, v in per.items() if w != way]
             if peers and gbps < fraction * _reference(peers):
                 slow.add((*kind, way))
-    return sorted({m.test for m in rows for way in m.crossings if (m.tool, m.twin, way) in slow})
+    return sorted({m.test for m, _ in rows for way in m.crossings
+                   if (m.tool, m.twin, way) in slow})
 
 
 def _reference(peers: list[float]) -> float:
