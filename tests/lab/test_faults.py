@@ -118,7 +118,7 @@ def test_swap_recables_two_switch_ports(star: LabInfo, cli: Any) -> None:
 def test_degrade_shapes_the_cable(star: LabInfo, cli: Any) -> None:
     assert cli("fault", "degrade", "spark03:p0")[0] == 0
     qdisc = json.loads(in_host(star, "spark03", "tc", "-j", "qdisc", "show", "dev", "cx7-p0"))
-    assert [q for q in qdisc if q["kind"] == "tbf" and q["options"]["rate"] == 125_000_000]
+    assert [q for q in qdisc if q["kind"] == "tbf" and q["options"]["rate"] == 62_500_000]
     assert cli("heal")[0] == 0
     qdisc = json.loads(in_host(star, "spark03", "tc", "-j", "qdisc", "show", "dev", "cx7-p0"))
     assert not [q for q in qdisc if q["kind"] == "tbf"]

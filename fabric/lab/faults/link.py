@@ -32,7 +32,9 @@ from fabric.lab.faults.state import active_faults
 from fabric.lab.faults.targets import Ctx, bounced_end, cable_end, resolve_link, switch_lane
 from fabric.lab.lifecycle import panel
 
-DEGRADED_MBIT = 1000
+#: A degraded cable's rate both ways: half of what the lab's bandwidth tests offer it (500M a
+#: twin, two twins: profile `veth`), so the cable's tests measure half of their peers'.
+DEGRADED_MBIT = 500
 #: The longest a lane may train before a fault (or its heal) is given up on.
 TRAINING_CEILING_S = 60.0
 
