@@ -21,8 +21,13 @@ class Reading:
     error: str | None
 
 
+#: What an iperf3 server prints right after it listens (`iperf_server_listen`); with
+#: `--forceflush` it reaches a file at once, so the start-up waits for it there.
+IPERF3_LISTENING = "Server listening on"
+
+
 def iperf3_server(bind: str) -> str:
-    return f"iperf3 -s -1 -p {{port}} -B {bind}"
+    return f"iperf3 -s -1 -p {{port}} -B {bind} --forceflush"
 
 
 def iperf3_client(server: str, bind: str, port: int, duration_s: float,

@@ -3,6 +3,7 @@ each output and exit status comes back whole; the ping burst's retries; the serv
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from fabric.probes.facts_burst import (
 )
 from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
 from fabric.probes.servers import Server, parse_ports, start_servers_script
+from fabric.probes.tools import IPERF3_LISTENING
 from fabric.remote.batch import MARK
 from fabric.remote.burst import Script, exec_burst, split_burst
 from fabric.remote.exec import LOGIN_ENV
@@ -128,6 +130,52 @@ def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for() 
     finally:
         holder.kill()
         holder.wait()
+
+
+def _saying(key: str, listen: bool) -> Server:
+    """A server that prints a line once it listens (as `iperf3 --forceflush` does), or one
+    that exits at once without a word."""
+    code = ("import socket, sys, time; s = socket.socket(); "
+            "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); "
+            "print('Server listening on', sys.argv[1], flush=True); time.sleep(3)"
+            if listen else "import sys; sys.exit(1)")
+    return Server(key, f'{sys.executable} -c "{code}" {{port}}', 5, says="Server listening on")
+
+
+def test_servers_that_say_they_listen_are_watched_through_their_output(tmp_path: Path) -> None:
+    """No `ss` after the first look (each one walks the kernel's listening hash): the script
+    waits for each server's own line, reports a dead one at once and leaves no files."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None
+        taken = int(holder.stdout.readline())
+        script = start_servers_script([_saying("0.0", True), _saying("0.1", False),
+                                       _saying("1.0", True)], taken)
+        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
+                              timeout=20, check=False, env={**os.environ,
+                                                            "TMPDIR": str(tmp_path)})
+        ports = parse_ports(done.stdout)
+        assert ports["0.1"] is None
+        assert ports["0.0"] is not None and ports["1.0"] is not None
+        assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+        assert script.count("$(listening)") == 1  # the free ports only
+        assert list(tmp_path.iterdir()) == []  # the output files' names are gone
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, Intent]) -> None:
+    """A validation's iperf3 servers print their listening line at once (`--forceflush`; to a
+    file it would wait in stdio's buffer until the server exits), and are watched for it."""
+    intent = intents["star4"]
+    work = FactsBurstProbes(intent, ProbeOptions(bandwidth=True),
+                            [h.name for h in intent.sparks]).work()
+    [servers] = [sc for sc in work.scripts["spark02"] if sc.name == SERVERS]
+    assert servers.text.count("iperf3 -s -1 ") == servers.text.count("--forceflush") > 0
+    assert f"grep -qsF '{IPERF3_LISTENING}'" in servers.text
+    assert servers.text.count("$(listening)") == 1
 
 
 def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
