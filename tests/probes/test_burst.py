@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from fabric.intent.model import Intent
@@ -110,26 +111,34 @@ time.sleep(30)
 """
 
 
-def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for() -> None:
-    # Below the kernel's ephemeral range (32768 up), so no other test's outgoing connection
-    # holds one of the ports the servers move on to (the suite runs tests side by side).
+def _started(make: Callable[[str, bool], Server], tmp: Path
+             ) -> tuple[str, int, dict[str, int | None]]:
+    """Start a listening, a dead and another listening server from the port a holder keeps
+    taken: (the script, that port, the ports it reported). Below the kernel's ephemeral
+    range (32768 up), so no other test's outgoing connection holds one of the ports the
+    servers move on to (the suite runs tests side by side)."""
     holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout is not None
         taken = int(holder.stdout.readline())
-        script = start_servers_script([_server("0.0", True), _server("0.1", False),
-                                       _server("1.0", True)], taken)
+        script = start_servers_script([make("0.0", True), make("0.1", False),
+                                       make("1.0", True)], taken)
         done = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                              timeout=20, check=False)
-        ports = parse_ports(done.stdout)
-        assert ports["0.1"] is None  # exited at once: reported, not waited 5 s for
-        assert ports["0.0"] is not None and ports["1.0"] is not None
-        assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
-        assert script.count("ss -Hltn") == 1  # one listing function, not one per port
+                              timeout=20, check=False, env={**os.environ, "TMPDIR": str(tmp)})
+        return script, taken, parse_ports(done.stdout)
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for(
+        tmp_path: Path) -> None:
+    script, taken, ports = _started(_server, tmp_path)
+    assert ports["0.1"] is None  # exited at once: reported, not waited 5 s for
+    assert ports["0.0"] is not None and ports["1.0"] is not None
+    assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+    assert script.count("ss -Hltn") == 1  # one listing function, not one per port
 
 
 def _saying(key: str, listen: bool) -> Server:
@@ -145,25 +154,12 @@ def _saying(key: str, listen: bool) -> Server:
 def test_servers_that_say_they_listen_are_watched_through_their_output(tmp_path: Path) -> None:
     """No `ss` after the first look (each one walks the kernel's listening hash): the script
     waits for each server's own line, reports a dead one at once and leaves no files."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert holder.stdout is not None
-        taken = int(holder.stdout.readline())
-        script = start_servers_script([_saying("0.0", True), _saying("0.1", False),
-                                       _saying("1.0", True)], taken)
-        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                              timeout=20, check=False, env={**os.environ,
-                                                            "TMPDIR": str(tmp_path)})
-        ports = parse_ports(done.stdout)
-        assert ports["0.1"] is None
-        assert ports["0.0"] is not None and ports["1.0"] is not None
-        assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
-        assert script.count("$(listening)") == 1  # the free ports only
-        assert list(tmp_path.iterdir()) == []  # the output files' names are gone
-    finally:
-        holder.kill()
-        holder.wait()
+    script, taken, ports = _started(_saying, tmp_path)
+    assert ports["0.1"] is None
+    assert ports["0.0"] is not None and ports["1.0"] is not None
+    assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+    assert script.count("$(listening)") == 1  # the free ports only
+    assert list(tmp_path.iterdir()) == []  # the output files' names are gone
 
 
 def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, Intent]) -> None:
