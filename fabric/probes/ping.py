@@ -30,7 +30,7 @@ from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.wire import IP_ICMP_HEADERS
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
-from fabric.remote.batch import begin_marker, end_marker, split_batch
+from fabric.remote.batch import begin_marker, end_marker, split_batch, temp_dir
 
 SMALL_PAYLOAD = 56
 COUNT = 1
@@ -147,7 +147,7 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
     `split_batch` reads it; a small probe that was not needed prints nothing). One process
     per echo: no subshell per probe."""
     lead = leads(probes)
-    lines = ['d=$(mktemp -d "${TMPDIR:-/tmp}/fabric-ping.XXXXXX") || exit 99']
+    lines = [temp_dir("fabric-ping")]
     for i, p in enumerate(probes):
         if lead[i] is None:
             lines.append(f'{begin_marker(i)} >"$d/{i}"; '

@@ -17,6 +17,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from fabric.remote.batch import temp_dir
+
 _PORT = re.compile(r"^@@port (\S+) (\d+|-)\s*$", re.M)
 
 #: Seconds between two looks at the listening ports, and the most looks. The first
@@ -49,7 +51,7 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
     watched = all(s.says for s in servers)  # no `ss` look after the first
     lines = [_PRELUDE, f"p={base_port}"]
     if watched:
-        lines.append('d=$(mktemp -d) || exit 1')
+        lines.append(temp_dir("fabric-servers"))
     for i, s in enumerate(servers):
         cmd = s.command.replace("{port}", "$p")
         out = f'"$d/{i}"' if watched else "/dev/null"
@@ -63,7 +65,7 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
                  f"*) sleep {POLL_S:g};; esac; {look}")
     for i, s in enumerate(servers):
         if watched:
-            listens = f"grep -qsF {shlex.quote(s.says or '')} \"$d/{i}\""
+            listens = f"grep -qsF {shlex.quote(str(s.says))} \"$d/{i}\""
         else:
             listens = f'case "$now" in *" $s{i} "*) true;; *) false;; esac'
         lines.append(f'  [ -n "$ok{i}" ] || if {listens}; then ok{i}=1; '

@@ -59,6 +59,12 @@ def _keyed(jobs: Jobs) -> list[tuple[str, str]]:
     return pairs
 
 
+def temp_dir(name: str) -> str:
+    """The shell line that makes a script's own temporary directory `$d`, named after its
+    kind (`fabric-<name>`, so one left behind says whose it is), or exits 99."""
+    return f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{name}.XXXXXX") || exit 99'
+
+
 def begin_marker(key: str | int) -> str:
     """The shell command that prints job `key`'s begin marker."""
     return f"echo {shlex.quote(f'{MARK} begin {key}')}"
@@ -79,7 +85,7 @@ def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
     pairs = _keyed(jobs)
     parallel = parallel and not stop_on_error
     lines = [prelude.rstrip("\n")] if prelude else []
-    lines.append(f'd=$(mktemp -d "${{TMPDIR:-/tmp}}/{tmp}.XXXXXX") || exit 99')
+    lines.append(temp_dir(tmp))
     if stop_on_error:
         lines.append("s=0")
     for i, (key, cmd) in enumerate(pairs):
