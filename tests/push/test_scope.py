@@ -29,3 +29,18 @@ def test_host_outside_the_topology_is_refused() -> None:
     assert info.value.exit_code == 2
     with pytest.raises(InputError, match="dl360"):
         scope(_target("star4"), ["dl360"])
+
+
+def test_a_push_session_drives_sparks_over_exec_channels_only() -> None:
+    """Every Spark of a push run gets the exec-only session (no interactive shell, no prompt
+    probing); the switch keeps its RouterOS driver (`/export terse` is read on its CLI)."""
+    from fabric.push.runner import push_session
+    from fabric.remote.transport import EXEC_PLATFORM
+
+    target = _target("star4")
+    with push_session(target, scope(target, None), workers=4) as nr:
+        platforms = {name: host.connection_options["netmiko"].platform
+                     for name, host in nr.inventory.hosts.items()}
+    assert {h: p for h, p in platforms.items() if h.startswith("spark")} == dict.fromkeys(
+        ["spark01", "spark02", "spark03", "spark04"], EXEC_PLATFORM)
+    assert platforms["crs804"] != EXEC_PLATFORM
