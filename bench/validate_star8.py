@@ -164,7 +164,8 @@ PHASES: list[tuple[str, Callable[[str], bool]]] = [
 ]
 
 
-def bench(topology: str, prefix: str, runs: int, baseline: Path | None) -> None:
+def bench(topology: str, prefix: str, runs: int, baseline: Path | None,
+          baseline_phases: bool = False) -> None:
     from fabric.lab.lifecycle import builder
 
     lab = f"{prefix}-{topology}"
@@ -187,7 +188,8 @@ def bench(topology: str, prefix: str, runs: int, baseline: Path | None) -> None:
                     trees = [("now", REPO)] + ([("baseline", baseline)] if baseline else [])
                     for name, tree in trees:
                         code, wall, data, bound = run_validate(
-                            tree, lab, only, timings if name == "now" else None, report)
+                            tree, lab, only,
+                            timings if name == "now" or baseline_phases else None, report)
                         row = got.setdefault(f"{name} {kind}", {"wall": [], "data": [],
                                                                 "codes": [], "outside": []})
                         row["wall"].append(wall)
@@ -247,6 +249,14 @@ def _print(topology: str, floor: dict[str, float], got: dict[str, dict[str, list
         if base is not None:
             print(f"   {'baseline WALL':30s} {_fmt(base['wall']):>26s}   "
                   f"exit codes {sorted(set(base['codes']))}")
+            if base["data"]:
+                medians = [("start-up", _median([d["startup_s"] for d in base["data"]]))]
+                medians += [(name, _median(values)) for name, pick in PHASES
+                            if (values := [v for d in base["data"]
+                                           if (v := _phase(d, pick)) is not None])]
+                medians.append(("exit", _median([d["exit_s"] for d in base["data"]])))
+                print("   baseline phases (medians): "
+                      + ", ".join(f"{name} {v:.2f}" for name, v in medians))
         if kind == "full" and row["outside"]:
             print(f"   {'OUTSIDE THE ROUNDS':30s} {_fmt(row['outside']):>26s}   "
                   f"(wall - lower bound; issue 27's target {OUTSIDE_TARGET_S:.1f} s)")
@@ -262,13 +272,15 @@ def main() -> int:
     parser.add_argument("--prefix", default="t-val-bench")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="another checkout to time interleaved (whole-run walls)")
+    parser.add_argument("--baseline-phases", action="store_true",
+                        help="the baseline's phases too (its validate must have --timings)")
     args = parser.parse_args()
     for tree in (REPO, args.baseline):
         if tree is not None:  # each tree's bytecode, as an installed package has it
             subprocess.run([sys.executable, "-m", "compileall", "-q", "fabric", "validators"],
                            cwd=tree, check=True)
     for topology in args.topologies:
-        bench(topology, args.prefix, args.runs, args.baseline)
+        bench(topology, args.prefix, args.runs, args.baseline, args.baseline_phases)
     return 0
 
 
