@@ -95,8 +95,10 @@ def test_listen_streams_interface_changes_until_cancelled(lab: Lab, reader: Read
     time.sleep(0.3)
     assert reader.tagged("l") == []  # nothing changed yet: nothing sent
     reader.send("/interface/set", "=numbers=qsfp56-dd-1-1", "=mtu=9000", ".tag=s")
-    got = reader.until(has("!re", "l", name="qsfp56-dd-1-1", mtu="9000"))
-    assert has("!done", "s")(reader.seen)  # the set was served while the stream runs
+    # the set is served while the stream runs; its `!done` and the stream's `!re` may come
+    # in either order (the change is streamed as it is made, before the set answers)
+    changed = has("!re", "l", name="qsfp56-dd-1-1", mtu="9000")
+    got = reader.until(lambda read: changed(read) and has("!done", "s")(read))
     assert [attr(s, "name") for s in got if ".tag=l" in s] == ["qsfp56-dd-1-1"]
     lab.backend.poke("qsfp56-dd-2-1", carrier=False)  # the kernel changes, not the API
     reader.until(has("!re", "l", name="qsfp56-dd-2-1", running="false"))
