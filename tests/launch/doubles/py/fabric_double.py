@@ -49,7 +49,9 @@ def serve(tool: str, model: str, bind: str, port: int) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     time.sleep(0.5)
     ready = host_dir() / f"ready-{tool}"
-    ready.write_text(str(os.getpid()))
+    staged = ready.with_name(f".{ready.name}.{os.getpid()}")
+    staged.write_text(str(os.getpid()))
+    staged.replace(ready)  # whole or absent: the tests poll for it while it is written
     if os.environ.get("FABRIC_DOUBLE_HTTP") != "1":
         print(f"test double {tool}: ready on {me}", flush=True)
         while True:
