@@ -116,29 +116,30 @@ def floors(lab: str) -> dict[str, float]:
     out["interpreter_s"] = _median(bare)
     from fabric.cli.common import resolve_target
     from fabric.collect.gather import ROLES
-    from fabric.remote.exec import exec_script
+    from fabric.remote.exec import SPARK_SSH, exec_script
     from fabric.remote.nornir_setup import make_nornir
-    from fabric.remote.transport import exec_only
 
     target = resolve_target(lab, None, None)
     sparks = [h for h in target.intent.graph.nodes
               if target.intent.hosts[h].role == ROLES[0]]
-    connects, execs = [], []
+    connects: list[float] = []
+    execs: list[float] = []
     for _ in range(3):
-        nr = exec_only(make_nornir(target, sparks, workers=len(sparks)))
+        nr = make_nornir(target, sparks, workers=len(sparks))
 
         def connect(task: Any) -> None:
-            task.host.get_connection("netmiko", task.nornir.config)
+            task.host.get_connection(SPARK_SSH, task.nornir.config)
 
         def true(task: Any) -> None:
-            exec_script(task.host.get_connection("netmiko", task.nornir.config), "true", 10)
+            exec_script(task.host.get_connection(SPARK_SSH, task.nornir.config), "true", 10)
 
-        t0 = time.monotonic()
-        nr.run(task=connect)
-        connects.append(time.monotonic() - t0)
-        t0 = time.monotonic()
-        nr.run(task=true)
-        execs.append(time.monotonic() - t0)
+        for task, times in ((connect, connects), (true, execs)):
+            t0 = time.monotonic()
+            done = nr.run(task=task)
+            times.append(time.monotonic() - t0)
+            if done.failed:  # a floor measured on failures would be no floor
+                raise SystemExit(f"floors: {task.__name__} failed on "
+                                 f"{', '.join(sorted(done.failed_hosts))}")
         nr.close_connections()
     out["connect_s"], out["exec_s"] = _median(connects), _median(execs)
     return out

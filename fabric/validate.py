@@ -44,7 +44,6 @@ from fabric.probes.run import run_probes
 from fabric.probes.validation_plan import ValidationPlan, build_plan, probe_options
 from fabric.redact import redact
 from fabric.remote.nornir_setup import make_nornir
-from fabric.remote.transport import exec_only
 from fabric.report.model import REACHABLE_CHECK, CheckResult, Report
 from fabric.target import Target
 
@@ -163,7 +162,7 @@ def _run_plan(target: Target, plan: ValidationPlan, scope: Scope | None,
     facts and every probe of the run."""
     intent = target.intent
     wanted = list(scope.collect) if scope is not None else list(plan.hosts)
-    nr = exec_only(make_nornir(target, wanted, workers=max(8, len(intent.cabled))))
+    nr = make_nornir(target, wanted, workers=max(8, len(intent.cabled)))
     try:
         work = plan.work()
         facts, collected = gather_facts(target, hosts=wanted, progress=progress, nornir=nr,

@@ -115,10 +115,9 @@ def _gate(report_file: Path | None, lab: str | None) -> Any:
 
 def _poller(target: Any, wait: float) -> Any:
     from fabric.remote.nornir_setup import make_nornir
-    from fabric.remote.transport import exec_only
     from fabric.watch.collect import Poller
 
-    return Poller(exec_only(make_nornir(target)), target.intent, wait)
+    return Poller(make_nornir(target), target.intent, wait)
 
 
 def _serve(poller: Any, target: Any, interval: float, where: tuple[str, int] | None,

@@ -41,10 +41,9 @@ from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import judge_lldpd, new_beacon
 from fabric.remote.burst import Script, ScriptOutput, exec_burst
-from fabric.remote.exec import start_script
+from fabric.remote.exec import SPARK_SSH, start_script
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.runner import describe_failure, run
-from fabric.remote.transport import exec_only
 from fabric.target import Target
 
 if TYPE_CHECKING:
@@ -200,7 +199,7 @@ def _first_stage(task: Task, api: Any, work: ConnectionWork) -> StageOutput:
 def open_host(task: Task, rows: HostProgress, work: ConnectionWork) -> Result:
     """Connect to the host and run the first stage of `work` on it. Result: a `StageOutput`."""
     host = task.host.name
-    connection = "routeros_api" if task.host.get("role") == "switch" else "netmiko"
+    connection = "routeros_api" if task.host.get("role") == "switch" else SPARK_SSH
     try:
         rows.update(host, "connecting")
         api = task.host.get_connection(connection, task.nornir.config)
@@ -218,7 +217,7 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     `PROBE_ROWS` there, the rest of the batch started on its own channel and left running."""
     host = task.host.name
     twins, used, commands = spark_batch(intent, host, families=families, beacon=beacon)
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
     started = now()
     first = [c for c in commands if c.name in PROBE_ROWS] if behind else list(commands)
     # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,
@@ -285,7 +284,7 @@ def collect_host_facts(task: Task, intent: Intent, rows: HostProgress,
     the result is a `CollectedHost` (`first`: each host's first stage, already run)."""
     host = task.host.name
     role = task.host.get("role")
-    connection = "routeros_api" if role == "switch" else "netmiko"
+    connection = "routeros_api" if role == "switch" else SPARK_SSH
     try:
         rows.update(host, "connecting")
         task.host.get_connection(connection, task.nornir.config)
@@ -340,7 +339,7 @@ def _nornir_for(target: Target, hosts: list[str] | None, nornir: Nornir | None
                              f"(known: {', '.join(sorted(known))})")
     wanted = sorted(hosts if hosts is not None else known)
     if nornir is None:
-        return exec_only(make_nornir(target, wanted)), wanted
+        return make_nornir(target, wanted), wanted
     return nornir.filter(filter_func=lambda h: h.name in set(wanted)), wanted
 
 

@@ -32,7 +32,7 @@ from fabric.probes.tools import (
     perftest_server,
     read_perftest,
 )
-from fabric.remote.exec import exec_script
+from fabric.remote.exec import SPARK_SSH, exec_script
 
 BASE_PORT = 5201
 SERVER_START_TIMEOUT_S = 60.0
@@ -45,7 +45,7 @@ def start_bandwidth_servers(task: Task, tests: Sequence[BandwidthTest],
     script = servers_script(task.host.name, tests, life_s)
     if script is None or task.is_dry_run():
         return Result(host=task.host, result={}, changed=False)
-    conn = task.host.get_connection("netmiko", task.nornir.config)
+    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
     _, out = exec_script(conn, script, SERVER_START_TIMEOUT_S)
     return Result(host=task.host, result=parse_ports(out), changed=True)
 
@@ -74,7 +74,7 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
     if task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
     config = task.nornir.config
-    client = task.host.get_connection("netmiko", config)
+    client = task.host.get_connection(SPARK_SSH, config)
     def on_started() -> None:
         if started is not None:
             started(task.host.name)
@@ -88,7 +88,7 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
     legs = [leg for leg in test.legs if leg.twin in test_gids]
     if legs:
         server = (peers or task.nornir.inventory.hosts)[test.server].get_connection(
-            "netmiko", config)
+            SPARK_SSH, config)
         there = _perftest(test_gids, duration_s, False, tclass)
         back = _perftest(test_gids, duration_s, True, tclass)
         base = BASE_PORT + 100 + 10 * test.index

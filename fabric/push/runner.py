@@ -10,7 +10,6 @@ from nornir.core import Nornir
 
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.runner import run
-from fabric.remote.transport import exec_only
 from fabric.target import Target
 
 #: At most this many hosts are worked on at once (override with --workers).
@@ -21,7 +20,7 @@ DEFAULT_WORKERS = 4
 def push_session(target: Target, hosts: list[str], workers: int) -> Iterator[Nornir]:
     """One Nornir for a whole push run: each host's connection is opened once, reused by every
     step (facts, snapshot, apply, verify, rollback) and closed at the end."""
-    nr = exec_only(make_nornir(target, hosts, workers=max(1, workers)))
+    nr = make_nornir(target, hosts, workers=max(1, workers))
     try:
         yield nr
     finally:

@@ -141,8 +141,8 @@ def exec_batch(connection: Any, jobs: Jobs, timeout: float, parallel: bool = Tru
                login: bool = False, prelude: str = "",
                on_started: Callable[[], None] | None = None) -> list[JobOutput]:
     """Run `jobs` as one batch on an exec channel of the host's session (`login`: in the
-    login environment); their outputs in job order. Raises netmiko's ReadTimeout when the
-    batch has not finished within `timeout` seconds. `on_started()` is called once the host
+    login environment); their outputs in job order. Raises `ScriptTimeout` when the batch
+    has not finished within `timeout` seconds. `on_started()` is called once the host
     has started every job (parallel: the batch announces it, `STARTED`), before the rest of
     its output is awaited."""
     if not jobs:

@@ -59,7 +59,8 @@ def split_burst(scripts: Sequence[Script], output: str) -> list[ScriptOutput]:
 def exec_burst(connection: Any, scripts: Sequence[Script]) -> list[ScriptOutput]:
     """Run `scripts` side by side on the host, in one exec channel; their outputs in order.
 
-    Raises netmiko's ReadTimeout when the burst has not finished within the longest timeout.
+    Raises `ScriptTimeout` (`fabric.remote.exec`) when the burst has not finished within the
+    longest timeout.
     """
     if not scripts:
         return []

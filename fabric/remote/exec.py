@@ -1,5 +1,6 @@
 """The one way the toolkit runs shell on a Spark: a script on an exec channel of the host's
-Netmiko SSH session (a new channel on the same transport, not a new login).
+SSH session (Nornir connection `SPARK_SSH`, `fabric.remote.transport`): a new channel on the
+same transport, not a new login.
 
 No prompt matching and no pty: the exit status comes from the channel, lines have no length
 limit, stdout and stderr come back together, and stdin carries `stdin` then end-of-file.
@@ -10,7 +11,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from netmiko.exceptions import ReadTimeout
+#: The Nornir connection name of a Spark's exec-only SSH session (`fabric.remote.transport`).
+SPARK_SSH = "spark_ssh"
+
+
+class ScriptTimeout(Exception):
+    """A remote script did not finish within its timeout."""
 
 #: With `login=True`, prepended to the script: the environment an interactive login has (the
 #: profiles, read quietly with stdin closed) plus the sbin directories.
@@ -48,7 +54,7 @@ class RunningScript:
             elif data:
                 self.chunks.append(data)
             if time.monotonic() > self.deadline:
-                raise ReadTimeout(f"remote script did not finish within {self.timeout:g} s")
+                raise ScriptTimeout(f"remote script did not finish within {self.timeout:g} s")
 
     def read_until(self, line: bytes) -> None:
         """Wait until the script has printed `line` (or ended); what it printed is kept."""
@@ -59,7 +65,7 @@ class RunningScript:
             raise
 
     def wait(self) -> tuple[int, str]:
-        """(exit status, stdout+stderr); netmiko's ReadTimeout past the script's timeout
+        """(exit status, stdout+stderr); ScriptTimeout past the script's timeout
         (counted from its start)."""
         try:
             self._read()
@@ -91,7 +97,7 @@ def exec_script(connection: Any, script: str, timeout: float, stdin: bytes = b""
                 login: bool = False) -> tuple[int, str]:
     """(exit status, stdout+stderr) of `script` run by the login shell of the session's user.
 
-    `login`: in the environment of an interactive login (`LOGIN_ENV`). Raises netmiko's
-    ReadTimeout when the script has not finished within `timeout` seconds.
+    `login`: in the environment of an interactive login (`LOGIN_ENV`). Raises
+    ScriptTimeout when the script has not finished within `timeout` seconds.
     """
     return start_script(connection, script, timeout, stdin, login).wait()

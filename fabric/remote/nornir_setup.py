@@ -1,19 +1,46 @@
 """Build a Nornir object for a Target: SimpleInventory from its files, credentials from the
-Target (never from the files), host-key verification on, hosts limited to the intent."""
+Target (never from the files), host-key verification on, hosts limited to the intent.
+
+The Sparks' sessions are `SPARK_SSH` (exec channels on a paramiko transport,
+`fabric.remote.transport`); the switch has `routeros_api` and, for its CLI, Netmiko's
+`netmiko`. Nornir's `InitNornir` would load every installed connection plugin, Netmiko's with
+its every vendor driver; `make_nornir` registers the toolkit's two, and `netmiko` is loaded
+where a task asks for it (`netmiko_connection`).
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from nornir import InitNornir
 from nornir.core import Nornir
+from nornir.core.configuration import Config
 from nornir.core.inventory import ConnectionOptions
+from nornir.core.plugins.connections import ConnectionPluginRegister
+from nornir.core.state import GlobalState
+from nornir.core.task import Task
+from nornir.init_nornir import load_inventory, load_runner
 
+from fabric.remote.routeros_api import RouterOsApiConnection
+from fabric.remote.transport import SPARK_SSH, SparkSSH
 from fabric.target import Target
 
+_NETMIKO_LOAD = threading.Lock()
 
-def netmiko_extras(target: Target) -> dict[str, Any]:
-    """Netmiko connection extras: keys, and strict host-key checking against known_hosts."""
+
+def netmiko_connection(task: Task) -> Any:
+    """The host's Netmiko session (the switch's CLI), Netmiko's plugin loaded on first use."""
+    with _NETMIKO_LOAD:
+        if "netmiko" not in ConnectionPluginRegister.available:
+            from nornir_netmiko.connections import Netmiko
+
+            ConnectionPluginRegister.register("netmiko", Netmiko)
+    return task.host.get_connection("netmiko", task.nornir.config)
+
+
+def ssh_extras(target: Target) -> dict[str, Any]:
+    """SSH connection extras (Netmiko's names, which `SPARK_SSH` reads too): keys, and strict
+    host-key checking against known_hosts."""
     c = target.credentials
     extras: dict[str, Any] = {
         "ssh_strict": c.strict_host_keys,
@@ -46,13 +73,17 @@ def routeros_extras(target: Target) -> dict[str, Any]:
 def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8) -> Nornir:
     """A Nornir for the target's hosts that are in the intent (or the `hosts` given)."""
     inv = target.inventory_dir
-    nr = InitNornir(
+    ConnectionPluginRegister.register(SPARK_SSH, SparkSSH)
+    ConnectionPluginRegister.register("routeros_api", RouterOsApiConnection)
+    config = Config.from_dict(
         runner={"plugin": "threaded", "options": {"num_workers": workers}},
         inventory={"plugin": "SimpleInventory", "options": {
             "host_file": str(inv / "hosts.yaml"), "group_file": str(inv / "groups.yaml"),
             "defaults_file": str(inv / "defaults.yaml")}},
         logging={"enabled": False},
     )
+    nr = Nornir(inventory=load_inventory(config), runner=load_runner(config), config=config,
+                data=GlobalState(dry_run=False))
     wanted = set(hosts) if hosts is not None else set(target.intent.cabled)
     nr = nr.filter(filter_func=lambda h: h.name in wanted)
     c = target.credentials
@@ -65,10 +96,9 @@ def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8
                 hostname=host.hostname, port=c.routeros_port, username=c.routeros_user,
                 password=c.routeros_password, extras=routeros_extras(target))
             host.connection_options["netmiko"] = ConnectionOptions(
-                extras=netmiko_extras(target))
+                extras=ssh_extras(target))
         else:
             host.username = c.ssh_user
             host.password = c.ssh_password
-            host.connection_options["netmiko"] = ConnectionOptions(
-                platform="linux", extras=netmiko_extras(target))
+            host.connection_options[SPARK_SSH] = ConnectionOptions(extras=ssh_extras(target))
     return nr

@@ -12,20 +12,18 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from netmiko.exceptions import (
-    NetmikoAuthenticationException,
-    NetmikoTimeoutException,
-    ReadTimeout,
-)
 from nornir.core import Nornir
 from nornir.core.inventory import Host
 from paramiko.ssh_exception import AuthenticationException, BadHostKeyException
 
 from fabric.remote.batch import TranscriptError
+from fabric.remote.exec import ScriptTimeout
 from fabric.remote.routeros_api import RouterOsConnectError
+from fabric.remote.transport import AuthFailed, ConnectFailed
 
 E = TypeVar("E")
 #: (the exception that failed a host, where it failed: "ssh ADDRESS:PORT") -> what to report.
@@ -47,6 +45,21 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         todo += [e for e in getattr(cur, "errors", {}).values() if isinstance(e, BaseException)]
 
 
+def _kinds() -> tuple[tuple[type[BaseException], ...], ...]:
+    """(authentication, TCP connection, read timeout) error classes: the Spark sessions'
+    own, and Netmiko's where Netmiko is loaded (the switch's CLI; none of its errors can be
+    raised before it is)."""
+    auth: tuple[type[BaseException], ...] = (AuthFailed, AuthenticationException)
+    tcp: tuple[type[BaseException], ...] = (ConnectFailed,)
+    read: tuple[type[BaseException], ...] = (ScriptTimeout,)
+    netmiko = sys.modules.get("netmiko.exceptions")
+    if netmiko is not None:
+        auth += (netmiko.NetmikoAuthenticationException,)
+        tcp += (netmiko.NetmikoTimeoutException,)
+        read += (netmiko.ReadTimeout,)
+    return auth, tcp, read
+
+
 def describe_failure(exc: BaseException, where: str = "ssh") -> str:
     """One short line saying why a host could not be read (`where`: "ssh ADDRESS:PORT")."""
     text = str(exc)
@@ -58,21 +71,23 @@ def describe_failure(exc: BaseException, where: str = "ssh") -> str:
     def seen(*kinds: type[BaseException]) -> bool:
         return any(isinstance(c, kinds) for c in causes)
 
+    auth, tcp, read = _kinds()
+
     for cause in causes:
         if isinstance(cause, ConnectionRefusedError) or (
                 isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED):
             return f"{where}: connection refused (is sshd running?)"
-        if isinstance(cause, socket.timeout | TimeoutError) and not seen(ReadTimeout):
+        if isinstance(cause, socket.timeout | TimeoutError) and not seen(*read):
             return f"{where}: no answer within the connect timeout"
     if seen(BadHostKeyException) or "does not match" in text:
         return f"{where}: host key mismatch (the server's key is not the one in known_hosts)"
     if "not found in known_hosts" in text:
         return f"{where}: unknown host key (the server is not in known_hosts)"
-    if seen(NetmikoAuthenticationException, AuthenticationException):
+    if seen(*auth):
         return f"{where}: authentication failed (key or user rejected)"
-    if seen(NetmikoTimeoutException):
+    if seen(*tcp):
         return f"{where}: TCP connection failed (no route, refused or timed out)"
-    if seen(ReadTimeout):
+    if seen(*read):
         return f"{where}: the command batch did not finish in time"
     if isinstance(exc, TranscriptError):
         return f"{where}: broken transcript: {exc}"

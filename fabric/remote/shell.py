@@ -9,21 +9,22 @@ from typing import Any
 from nornir.core.task import Task
 
 from fabric.remote.batch import batch_script, split_batch
-from fabric.remote.exec import exec_script
+from fabric.remote.exec import SPARK_SSH, exec_script
 
 
 class RemoteCommandFailed(RuntimeError):
     """A command on a host exited non-zero; the message carries its output."""
 
 
-def netmiko(task: Task) -> Any:
-    return task.host.get_connection("netmiko", task.nornir.config)
+def session(task: Task) -> Any:
+    """The host's exec-only SSH session (`SPARK_SSH`)."""
+    return task.host.get_connection(SPARK_SSH, task.nornir.config)
 
 
 def sh(task: Task, command: str, timeout: float = 30.0, stdin: bytes = b"") -> tuple[int, str]:
     """Run `command` on the host over its SSH session, in its login environment; (exit
     status, output without leading or trailing newlines)."""
-    rc, out = exec_script(netmiko(task), command, timeout, stdin=stdin, login=True)
+    rc, out = exec_script(session(task), command, timeout, stdin=stdin, login=True)
     return rc, out.strip("\r\n")
 
 

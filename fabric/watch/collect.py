@@ -1,4 +1,4 @@
-"""The poller: one persistent session per host (a Netmiko SSH session per Spark, one
+"""The poller: one persistent session per host (an exec-only SSH session per Spark, one
 routeros-api session to the switch), read every cycle, each host in its own thread.
 
 A host that does not answer within the cycle's timeout is marked down for that cycle (a
@@ -21,6 +21,7 @@ from nornir.core import Nornir
 from nornir.core.inventory import Host
 
 from fabric.intent.model import Intent
+from fabric.remote.exec import SPARK_SSH
 from fabric.remote.runner import address, describe_failure
 from fabric.watch import labels, reads
 from fabric.watch.readings import HostStatus, SparkReading, SwitchReading
@@ -112,7 +113,7 @@ class Poller:
                                               partial(_switch_reader, host=name, lanes=lanes))
             elif twins := labels.twins(intent, name):
                 self.sessions[name] = Session(
-                    host, nr, "netmiko",
+                    host, nr, SPARK_SSH,
                     partial(_spark_reader, host=name, twins=twins, timeout=timeout))
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.sessions)),
                                         thread_name_prefix="fabric-watch")

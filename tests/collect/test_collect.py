@@ -14,8 +14,9 @@ from fabric.collect.gather import collect_facts
 from fabric.credentials import Credentials
 from fabric.facts import facts_from_json
 from fabric.remote.batch import MARK
-from fabric.remote.exec import LOGIN_ENV
+from fabric.remote.exec import LOGIN_ENV, SPARK_SSH, ScriptTimeout
 from fabric.remote.runner import describe_failure
+from fabric.remote.transport import AuthFailed, ConnectFailed
 from fabric.target import Target
 from tests.conftest import run_cli
 from tests.remote.conftest import PASSWORD, SPARKS, USER, Emulator, write_inventory
@@ -47,7 +48,7 @@ def _fake_sparks(monkeypatch: pytest.MonkeyPatch, hosts: list[str]) -> dict[str,
         nr = real(target, wanted)
         for name, fake in fakes.items():
             if name in nr.inventory.hosts:
-                nr.inventory.hosts[name].connections["netmiko"] = fake
+                nr.inventory.hosts[name].connections[SPARK_SSH] = fake
         return nr
 
     monkeypatch.setattr(collect, "make_nornir", make)
@@ -136,6 +137,12 @@ def test_unknown_host_is_bad_input(target: Target) -> None:
         "Host key for server '198.18.2.1' does not match: got 'AAAA', expected 'BBBB'\n"),
      "ssh X: host key mismatch (the server's key is not the one in known_hosts)"),
     (__import__("netmiko").ReadTimeout("Pattern not detected"),
+     "ssh X: the command batch did not finish in time"),
+    (AuthFailed("Authentication to 198.18.1.1:22 failed: Authentication failed."),
+     "ssh X: authentication failed (key or user rejected)"),
+    (ConnectFailed("TCP connection to 198.18.1.1:22 failed: [Errno 113] No route to host"),
+     "ssh X: TCP connection failed (no route, refused or timed out)"),
+    (ScriptTimeout("remote script did not finish within 30 s"),
      "ssh X: the command batch did not finish in time"),
 ])
 def test_failure_reasons(exc: BaseException, expected: str) -> None:

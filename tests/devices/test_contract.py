@@ -27,6 +27,7 @@ from fabric.devices.spark.device import Spark
 from fabric.intent.build import load_intent
 from fabric.intent.model import Intent
 from fabric.push.runner import run_task
+from fabric.remote.exec import SPARK_SSH
 from fabric.remote.nornir_setup import make_nornir
 from fabric.target import Target
 from tests.collect.helpers import fixture
@@ -209,7 +210,7 @@ def test_the_spark_gets_its_facts_from_a_recorded_session(tmp_path: Path) -> Non
     target = Target(load_intent("star4", None), write_inventory(tmp_path / "inv"),
                     Credentials(ssh_user="root", known_hosts=tmp_path / "known_hosts"))
     nr = make_nornir(target, ["spark01"])
-    nr.inventory.hosts["spark01"].connections["netmiko"] = FakeNetmiko(
+    nr.inventory.hosts["spark01"].connections[SPARK_SSH] = FakeNetmiko(
         fixture("lab_star4_spark01.transcript"))
     got, errors = run_task(target, ["spark01"], SPARK.get_facts, 1,
                            lambda _h: {"intent": target.intent}, nornir=nr)

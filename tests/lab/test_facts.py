@@ -192,13 +192,12 @@ def test_spark_session_has_tcp_nodelay(star: LabInfo) -> None:
     """A Spark's exec-only session runs over a socket with TCP_NODELAY: with Nagle on, each
     exec channel's small packets wait for sshd's delayed ACK (about 40 ms per command)."""
     from fabric.lab.lifecycle.registry import lab_target
-    from fabric.remote.exec import exec_script
+    from fabric.remote.exec import SPARK_SSH, exec_script
     from fabric.remote.nornir_setup import make_nornir
-    from fabric.remote.transport import exec_only
 
-    nr = exec_only(make_nornir(lab_target(star.name), ["spark01"], workers=1))
+    nr = make_nornir(lab_target(star.name), ["spark01"], workers=1)
     try:
-        conn = nr.inventory.hosts["spark01"].get_connection("netmiko", nr.config)
+        conn = nr.inventory.hosts["spark01"].get_connection(SPARK_SSH, nr.config)
         sock = conn.remote_conn_pre.get_transport().sock
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
         assert exec_script(conn, "echo ok", 10) == (0, "ok\n")

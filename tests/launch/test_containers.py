@@ -69,7 +69,7 @@ def nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Nodes]:
     remote = tmp_path / "remote"
     monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(launch_state, "REMOTE_ROOT", str(remote))
-    monkeypatch.setattr(push_shell, "netmiko", lambda task: task.host.name)
+    monkeypatch.setattr(push_shell, "session", lambda task: task.host.name)
     fake = Nodes(doubles, remote)
 
     def exec_script(conn: str, script: str, timeout: float, stdin: bytes = b"",

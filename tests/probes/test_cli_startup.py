@@ -77,3 +77,25 @@ def test_the_cli_defers_invoke_until_it_is_used() -> None:
                       "assert 'invoke.tasks' not in sys.modules\n"
                       "assert callable(paramiko.config.invoke.run)\n")
     assert "invoke.tasks" in loaded
+
+
+def test_the_spark_sessions_never_load_netmiko() -> None:
+    """Validate, push, doctor and watch reach the Sparks over `SPARK_SSH` (exec channels on a
+    paramiko transport) and build their Nornir without loading every connection plugin:
+    Netmiko, with its every vendor driver, is imported only where the switch's CLI is used."""
+    loaded = _modules(
+        "import fabric.validate, fabric.push.runner, fabric.cli.watch, fabric.watch.collect\n"
+        "import fabric.devices.crs804.backup_switch_config, fabric.bundle\n"
+        "from tests.push.helpers import INVENTORY\n"
+        "from fabric.credentials import Credentials\n"
+        "from fabric.intent.build import load_intent\n"
+        "from fabric.remote.exec import SPARK_SSH\n"
+        "from fabric.remote.nornir_setup import make_nornir\n"
+        "from fabric.target import Target\n"
+        "nr = make_nornir(Target(load_intent('star4'), INVENTORY, Credentials()))\n"
+        "hosts = nr.inventory.hosts\n"
+        "assert all(SPARK_SSH in h.connection_options for n, h in hosts.items()\n"
+        "           if n.startswith('spark'))\n"
+        "assert 'netmiko' in hosts['crs804'].connection_options")
+    assert "paramiko" in loaded and "nornir" in loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in ("netmiko", "nornir_netmiko")) == []

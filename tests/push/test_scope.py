@@ -32,15 +32,16 @@ def test_host_outside_the_topology_is_refused() -> None:
 
 
 def test_a_push_session_drives_sparks_over_exec_channels_only() -> None:
-    """Every Spark of a push run gets the exec-only session (no interactive shell, no prompt
-    probing); the switch keeps its RouterOS driver (`/export terse` is read on its CLI)."""
+    """Every Spark of a push run gets the exec-only session (`SPARK_SSH`: no interactive
+    shell, no prompt probing); the switch keeps its Netmiko options (`/export terse` is read
+    on its CLI)."""
     from fabric.push.runner import push_session
-    from fabric.remote.transport import EXEC_PLATFORM
+    from fabric.remote.exec import SPARK_SSH
 
     target = _target("star4")
     with push_session(target, scope(target, None), workers=4) as nr:
-        platforms = {name: host.connection_options["netmiko"].platform
-                     for name, host in nr.inventory.hosts.items()}
-    assert {h: p for h, p in platforms.items() if h.startswith("spark")} == dict.fromkeys(
-        ["spark01", "spark02", "spark03", "spark04"], EXEC_PLATFORM)
-    assert platforms["crs804"] != EXEC_PLATFORM
+        options = {name: set(host.connection_options)
+                   for name, host in nr.inventory.hosts.items()}
+    assert {h: o for h, o in options.items() if h.startswith("spark")} == {
+        h: {SPARK_SSH} for h in ("spark01", "spark02", "spark03", "spark04")}
+    assert options["crs804"] == {"routeros_api", "netmiko"}

@@ -17,7 +17,7 @@ from .helpers import FakeSession
 @pytest.fixture
 def session(monkeypatch: pytest.MonkeyPatch) -> FakeSession:
     fake = FakeSession()
-    monkeypatch.setattr(push_shell, "netmiko", lambda _task: fake)
+    monkeypatch.setattr(push_shell, "session", lambda _task: fake)
     return fake
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from netmiko.exceptions import ReadTimeout
 
-from fabric.remote.exec import LOGIN_ENV, exec_script
+from fabric.remote.exec import LOGIN_ENV, ScriptTimeout, exec_script
 
 from .helpers import FakeChannel, FakeSession
 
@@ -42,6 +41,6 @@ def test_a_script_past_its_timeout_raises_read_timeout() -> None:
             return channel
 
     session = Hung(lambda _c, _s: (0, ""))
-    with pytest.raises(ReadTimeout, match=r"did not finish within 0\.01 s"):
+    with pytest.raises(ScriptTimeout, match=r"did not finish within 0\.01 s"):
         exec_script(session, "sleep 60", 0.01)
     assert session.channels[0].closed

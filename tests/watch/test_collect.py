@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from fabric.intent.build import load_intent
+from fabric.remote.exec import SPARK_SSH
 from fabric.watch.collect import Backoff, Poller
 from fabric.watch.serve import TEXTFILE, serve
 from tests.conftest import INVENTORY
@@ -90,7 +91,7 @@ def test_a_failed_session_is_closed_and_reopened_after_its_backoff(poller: Polle
     s.reader = broken
     _, statuses = poller.cycle()
     assert not statuses["spark01"].up and statuses["spark01"].kind == "read"
-    assert "netmiko" not in s.host.connections and s.backoff.failures == 1
+    assert SPARK_SSH not in s.host.connections and s.backoff.failures == 1
     _, statuses = poller.cycle()  # within the backoff: not tried
     assert len(calls) == 1 and not statuses["spark01"].up
     s.reader = _reader("ok")

@@ -7,6 +7,7 @@ from nornir.core.task import Result, Task
 from fabric.devices.crs804.platform import SWITCH_PATHS
 from fabric.devices.crs804.read_switch_qos import read_qos_rows
 from fabric.devices.crs804.snapshot import SwitchSnapshot
+from fabric.remote.nornir_setup import netmiko_connection
 from fabric.remote.shell import ros_rows, routeros
 
 
@@ -42,7 +43,7 @@ def _session_address(task: Task) -> str | None:
 def _export(task: Task) -> tuple[str | None, str | None]:
     """`/export terse` text, or why it could not be taken (the JSON snapshot still is)."""
     try:
-        conn = task.host.get_connection("netmiko", task.nornir.config)
+        conn = netmiko_connection(task)
         text: str = conn.send_command("/export terse", read_timeout=30)
         return text, None
     except Exception as exc:

@@ -1,5 +1,5 @@
 """Nornir task: snapshot a Spark for push (netplan and other managed files, `ip -j
-addr/link/route`, ARP sysctls, tools, QoS) in one batched command over the host's Netmiko
+addr/link/route`, ARP sysctls, tools, QoS) in one batched command over the host's SSH
 session."""
 
 from __future__ import annotations

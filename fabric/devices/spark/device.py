@@ -25,7 +25,7 @@ from fabric.intent.model import Intent
 
 
 class Spark:
-    """A DGX Spark over SSH (Netmiko): netplan, sysctl.d, runtime `ip`, lossless RoCE."""
+    """A DGX Spark over SSH (exec channels): netplan, sysctl.d, runtime `ip`, lossless RoCE."""
 
     role = "spark"
     platform = "spark"
