@@ -116,7 +116,7 @@ def floors(lab: str) -> dict[str, float]:
     out["interpreter_s"] = _median(bare)
     from fabric.cli.common import resolve_target
     from fabric.collect.gather import ROLES
-    from fabric.remote.exec import SPARK_SSH, exec_script
+    from fabric.remote.exec import exec_script, spark_session
     from fabric.remote.nornir_setup import make_nornir
 
     target = resolve_target(lab, None, None)
@@ -128,10 +128,10 @@ def floors(lab: str) -> dict[str, float]:
         nr = make_nornir(target, sparks, workers=len(sparks))
 
         def connect(task: Any) -> None:
-            task.host.get_connection(SPARK_SSH, task.nornir.config)
+            spark_session(task)
 
         def true(task: Any) -> None:
-            exec_script(task.host.get_connection(SPARK_SSH, task.nornir.config), "true", 10)
+            exec_script(spark_session(task), "true", 10)
 
         for task, times in ((connect, connects), (true, execs)):
             t0 = time.monotonic()

@@ -32,7 +32,7 @@ from fabric.devices.spark.facts import build_from_transcript, run_batch, spark_b
 from fabric.facts import Facts, SparkFacts, SwitchFacts, facts_to_json
 from fabric.gate import default_report_path
 from fabric.redact import redact
-from fabric.remote.exec import SPARK_SSH
+from fabric.remote.exec import spark_session
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.runner import run
 from fabric.target import Target
@@ -62,7 +62,7 @@ def bundle_host(task: Task, target: Target) -> Result:
         export = snap.export if snap.export is not None else f"# {snap.export_error}\n"
         return Result(host=task.host, result=({f"{name}.export.rsc": export}, facts))
     twins, used, commands = spark_batch(intent, name)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     raw = run_batch(conn, render_script(commands), 60.0)
     facts = build_from_transcript(intent, name, twins, used, commands, raw)
     return Result(host=task.host, result=({f"{name}.txt": raw}, facts))

@@ -41,7 +41,7 @@ from fabric.facts import Facts, SparkFacts, SwitchFacts
 from fabric.intent.model import Intent
 from fabric.neighbors import judge_lldpd, new_beacon
 from fabric.remote.burst import Script, ScriptOutput, exec_burst
-from fabric.remote.exec import SPARK_SSH, start_script
+from fabric.remote.exec import SPARK_SSH, spark_session, start_script
 from fabric.remote.nornir_setup import make_nornir
 from fabric.remote.runner import describe_failure, run
 from fabric.target import Target
@@ -217,7 +217,7 @@ def _spark_burst(task: Task, intent: Intent, scripts: Sequence[Script],
     `PROBE_ROWS` there, the rest of the batch started on its own channel and left running."""
     host = task.host.name
     twins, used, commands = spark_batch(intent, host, families=families, beacon=beacon)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     started = now()
     first = [c for c in commands if c.name in PROBE_ROWS] if behind else list(commands)
     # The facts batch starts last: its `renice $$` then lowers the burst's own shell only,

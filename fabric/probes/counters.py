@@ -35,7 +35,7 @@ from fabric.intent.model import Intent
 from fabric.parsers import parse
 from fabric.parsers.records import EthtoolCounter, IpLinkStats, RdmaHwCounter
 from fabric.remote.batch import JobOutput, batch_script, split_batch
-from fabric.remote.exec import SPARK_SSH, exec_script
+from fabric.remote.exec import exec_script, spark_session
 from fabric.remote.runner import run
 from fabric.remote.shell import routeros
 
@@ -224,7 +224,7 @@ def read_counters(task: Task, intent: Intent,
     host = task.host.name
     if task.host.get("role") == "switch":
         return Result(host=task.host, result=read_switch(routeros(task), intent, host))
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     taken = now()
     _, out = exec_script(conn, spark_script(intent, host), SPARK_TIMEOUT_S)
     return Result(host=task.host, result=read_spark_script(intent, host, taken, out,

@@ -32,7 +32,7 @@ from fabric.probes.tools import (
     perftest_server,
     read_perftest,
 )
-from fabric.remote.exec import SPARK_SSH, exec_script
+from fabric.remote.exec import SPARK_SSH, exec_script, spark_session
 
 BASE_PORT = 5201
 SERVER_START_TIMEOUT_S = 60.0
@@ -45,7 +45,7 @@ def start_bandwidth_servers(task: Task, tests: Sequence[BandwidthTest],
     script = servers_script(task.host.name, tests, life_s)
     if script is None or task.is_dry_run():
         return Result(host=task.host, result={}, changed=False)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     _, out = exec_script(conn, script, SERVER_START_TIMEOUT_S)
     return Result(host=task.host, result=parse_ports(out), changed=True)
 
@@ -74,7 +74,7 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
     if task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
     config = task.nornir.config
-    client = task.host.get_connection(SPARK_SSH, config)
+    client = spark_session(task)
     def on_started() -> None:
         if started is not None:
             started(task.host.name)

@@ -10,7 +10,7 @@ from nornir.core.task import Result, Task
 from fabric.facts import NcclFact
 from fabric.probes.nccl import RUN_TIMEOUT_S, NcclJob, detect_script, nccl_fact, parse_detected
 from fabric.remote.batch import exec_batch
-from fabric.remote.exec import SPARK_SSH, exec_script
+from fabric.remote.exec import exec_script, spark_session
 
 DETECT_TIMEOUT_S = 30.0
 
@@ -20,7 +20,7 @@ def find_nccl_tests(task: Task) -> Result:
     folders). Result: path per tool, None where absent."""
     if task.is_dry_run():
         return Result(host=task.host, result={}, changed=False)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     _, out = exec_script(conn, detect_script(), DETECT_TIMEOUT_S)
     return Result(host=task.host, result=parse_detected(out), changed=False)
 
@@ -31,7 +31,7 @@ def run_nccl_tests(task: Task, jobs: Sequence[NcclJob]) -> Result:
     mine = [j for j in jobs if j.hosts[0] == task.host.name]
     if not mine or task.is_dry_run():
         return Result(host=task.host, result=[], changed=False)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     outputs = exec_batch(conn, [j.command for j in mine], len(mine) * (RUN_TIMEOUT_S + 30),
                          parallel=False)
     facts: list[NcclFact] = [nccl_fact(j, o) for j, o in zip(mine, outputs, strict=True)]

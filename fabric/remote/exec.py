@@ -9,7 +9,10 @@ limit, stdout and stderr come back together, and stdin carries `stdin` then end-
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nornir.core.task import Task
 
 #: The Nornir connection name of a Spark's exec-only SSH session (`fabric.remote.transport`).
 SPARK_SSH = "spark_ssh"
@@ -17,6 +20,11 @@ SPARK_SSH = "spark_ssh"
 
 class ScriptTimeout(Exception):
     """A remote script did not finish within its timeout."""
+
+
+def spark_session(task: Task) -> Any:
+    """The task's host's exec-only SSH session (`SPARK_SSH`), opened on first use."""
+    return task.host.get_connection(SPARK_SSH, task.nornir.config)
 
 #: With `login=True`, prepended to the script: the environment an interactive login has (the
 #: profiles, read quietly with stdin closed) plus the sbin directories.

@@ -9,16 +9,12 @@ from typing import Any
 from nornir.core.task import Task
 
 from fabric.remote.batch import batch_script, split_batch
-from fabric.remote.exec import SPARK_SSH, exec_script
+from fabric.remote.exec import exec_script
+from fabric.remote.exec import spark_session as session
 
 
 class RemoteCommandFailed(RuntimeError):
     """A command on a host exited non-zero; the message carries its output."""
-
-
-def session(task: Task) -> Any:
-    """The host's exec-only SSH session (`SPARK_SSH`)."""
-    return task.host.get_connection(SPARK_SSH, task.nornir.config)
 
 
 def sh(task: Task, command: str, timeout: float = 30.0, stdin: bytes = b"") -> tuple[int, str]:

@@ -97,10 +97,8 @@ class SparkSession:
     """An authenticated SSH session: `remote_conn_pre` is its paramiko client (the name
     Netmiko gives it, which the exec helpers read)."""
 
-    def __init__(self, client: paramiko.SSHClient, host: str, port: int) -> None:
+    def __init__(self, client: paramiko.SSHClient) -> None:
         self.remote_conn_pre = client
-        self.host = host
-        self.port = port
 
     def disconnect(self) -> None:
         self.remote_conn_pre.close()
@@ -111,14 +109,12 @@ class SparkSSH:
 
     def __init__(self) -> None:
         self.connection: SparkSession | None = None
-        self.state: dict[str, Any] = {}
 
     def open(self, hostname: str | None, username: str | None, password: str | None,
              port: int | None, platform: str | None, extras: dict[str, Any] | None = None,
              configuration: Any = None) -> None:
-        host, port = str(hostname), port or 22
-        self.connection = SparkSession(connect(host, port, username, password, extras or {}),
-                                       host, port)
+        self.connection = SparkSession(
+            connect(str(hostname), port or 22, username, password, extras or {}))
 
     def close(self) -> None:
         if self.connection is not None:

@@ -17,7 +17,7 @@ from fabric.facts import SparkFacts
 from fabric.facts_builder import Section, build_spark_facts
 from fabric.intent.model import Intent
 from fabric.remote.batch import require_all, split_batch
-from fabric.remote.exec import SPARK_SSH, exec_script
+from fabric.remote.exec import exec_script, spark_session
 
 
 def spark_twins(intent: Intent, host: str) -> tuple[list[str], list[str]]:
@@ -87,7 +87,7 @@ def collect_spark_facts(task: Task, intent: Intent, read_timeout: float = 60.0,
     broken session raises and fails the host.
     """
     twins, used, commands = spark_batch(intent, task.host.name, narrow, families, beacon)
-    conn = task.host.get_connection(SPARK_SSH, task.nornir.config)
+    conn = spark_session(task)
     raw = run_batch(conn, render_script(commands), read_timeout)
     facts = build_from_transcript(intent, task.host.name, twins, used, commands, raw)
     return Result(host=task.host, result=facts, changed=False)
