@@ -24,6 +24,7 @@ from fabric.probes.schedule import BandwidthTest, Leg
 from fabric.probes.servers import Server, parse_ports, start_servers_script
 from fabric.probes.tools import (
     IPERF3_LISTENING,
+    IPERF3_PORT_TAKEN,
     SLACK_S,
     Reading,
     iperf3_client,
@@ -53,7 +54,8 @@ def start_bandwidth_servers(task: Task, tests: Sequence[BandwidthTest],
 def servers_script(host: str, tests: Sequence[BandwidthTest], life_s: float) -> str | None:
     """The script that starts every iperf3 server `host` serves in `tests` (None: none)."""
     servers = [Server(server_key(t, leg), iperf3_server(leg.server_addr), life_s,
-                      says=IPERF3_LISTENING) for t in tests if t.server == host for leg in t.legs]
+                      says=IPERF3_LISTENING, busy=IPERF3_PORT_TAKEN)
+               for t in tests if t.server == host for leg in t.legs]
     return start_servers_script(servers, BASE_PORT) if servers else None
 
 

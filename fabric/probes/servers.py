@@ -1,13 +1,17 @@
 """Start measurement servers in the background on a free port each, and wait until they
 listen; the script prints ``@@port <key> <port>`` per server (``@@port <key> -`` on failure).
 
-The listening ports are listed once (`ss`), each server gets the next port not in the list
-and all start at once; then the script waits (bounded, polled every `POLL_S`) until every
-server listens or has exited. A server that prints a line once it listens (`Server.says`:
-iperf3's "Server listening on", flushed by `--forceflush`) is watched through its own output,
-in a file of the script's temporary directory; the others through `ss` again. Each `ss` look
-costs the kernel a walk of its whole listening hash (about 7 ms of system CPU on the lab's
-machine, every look); a look at a file costs one `grep`.
+A server that prints a line once it listens (`Server.says`: iperf3's "Server listening on",
+flushed by `--forceflush`) is watched through its own output, in a file of the script's
+temporary directory, read by the shell itself (no `grep` per look); the others through `ss`.
+A server that also says when its port is taken (`Server.busy`: "Address already in use")
+is started on `base_port` and, while its port is taken, again on the next port (at most
+`TRIES` ports), so the script lists no ports at all. Otherwise the listening ports are listed
+once (`ss`) and each server gets the next port not in the list. All start at once; the
+script then waits (bounded, polled every `POLL_S`) until every server listens or has exited.
+Each `ss` look costs the kernel a walk of its whole listening hash (about 7 ms of system CPU
+on the lab's machine, where the hash holds every Spark's sockets; with the `awk` that reads it
+about 10 ms a Spark).
 """
 
 from __future__ import annotations
@@ -28,10 +32,19 @@ POLL_S = 0.05
 POLLS = 100
 QUICK_S = 0.01
 QUICK_LOOKS = 3
+#: How many ports one server tries, one after the other, while it finds each taken.
+TRIES = 32
 
 _PRELUDE = """\
 listening() { echo " $(ss -Hltn | awk '{n=split($4, a, ":"); printf "%s ", a[n]}') "; }
 used=$(listening)
+"""
+
+#: `fabric_says TEXT FILE`: whether a line of FILE holds TEXT, read by the shell's own `read`
+#: (a missing file holds nothing).
+_SAYS = """\
+fabric_says() { { while IFS= read -r l; do case $l in *"$1"*) return 0;; esac; done <"$2"; } \
+2>/dev/null; return 1; }
 """
 
 
@@ -43,33 +56,43 @@ class Server:
     command: str
     life_s: float
     says: str | None = None  # what it prints once it listens (its output must be flushed)
+    busy: str | None = None  # what it prints, then exits, when its port is taken
 
 
 def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
     """Script that starts each server on the next free port from `base_port` up (all at
     once), waits until each listens (or has exited: it never will) and prints its port."""
     watched = all(s.says for s in servers)  # no `ss` look after the first
-    lines = [_PRELUDE, f"p={base_port}"]
+    retried = watched and all(s.busy for s in servers)  # no `ss` look at all
+    lines = [] if retried else [_PRELUDE]
     if watched:
-        lines.append(temp_dir("fabric-servers"))
+        lines += [_SAYS, temp_dir("fabric-servers")]
+    lines.append(f"p={base_port}")
+    starts = []
     for i, s in enumerate(servers):
         cmd = s.command.replace("{port}", "$p")
         out = f'"$d/{i}"' if watched else "/dev/null"
-        lines += [
-            'while case "$used" in *" $p "*) true;; *) false;; esac; do p=$((p+1)); done',
-            f"setsid timeout {s.life_s:g} {cmd} >{out} 2>&1 </dev/null &",
-            f"s{i}=$p; k{i}=$!; ok{i}=; p=$((p+1))",
-        ]
+        starts.append(f"setsid timeout {s.life_s:g} {cmd} >{out} 2>&1 </dev/null &\n"
+                      f"  s{i}=$p; k{i}=$!; p=$((p+1))")
+        if not retried:
+            lines.append('while case "$used" in *" $p "*) true;; *) false;; esac; '
+                         'do p=$((p+1)); done')
+        lines += [starts[i], f"ok{i}=; t{i}=1"]
     look = "w=0" if watched else "now=$(listening); w=0"
     lines.append(f"i=0; while :; do case $i in [0-{QUICK_LOOKS - 1}]) sleep {QUICK_S:g};; "
                  f"*) sleep {POLL_S:g};; esac; {look}")
     for i, s in enumerate(servers):
         if watched:
-            listens = f"grep -qsF {shlex.quote(str(s.says))} \"$d/{i}\""
+            listens = f'fabric_says {shlex.quote(str(s.says))} "$d/{i}"'
         else:
             listens = f'case "$now" in *" $s{i} "*) true;; *) false;; esac'
-        lines.append(f'  [ -n "$ok{i}" ] || if {listens}; then ok{i}=1; '
-                     f'else ! kill -0 $k{i} 2>/dev/null || w=1; fi')
+        line = (f'  [ -n "$ok{i}" ] || if {listens}; then ok{i}=1; '
+                f'elif kill -0 $k{i} 2>/dev/null; then w=1')
+        if retried:  # its port was taken: the next one, at once
+            line += (f'; elif [ $t{i} -lt {TRIES} ] && fabric_says '
+                     f'{shlex.quote(str(s.busy))} "$d/{i}"; then\n  {starts[i]}; '
+                     f't{i}=$((t{i}+1)); w=1')
+        lines.append(line + "; fi")
     lines.append(f"  [ $w = 0 ] && break; i=$((i+1)); [ $i -ge {POLLS} ] && break; done")
     if watched:  # the servers keep their open files; the names go
         lines.append('rm -rf "$d"')

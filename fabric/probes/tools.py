@@ -24,6 +24,8 @@ class Reading:
 #: What an iperf3 server prints right after it listens (`iperf_server_listen`); with
 #: `--forceflush` it reaches a file at once, so the start-up waits for it there.
 IPERF3_LISTENING = "Server listening on"
+#: What an iperf3 server prints (then exits) when its port is taken (strerror(EADDRINUSE)).
+IPERF3_PORT_TAKEN = "Address already in use"
 
 
 def iperf3_server(bind: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from fabric.lab.lifecycle import registry
 from fabric.lab.lifecycle.registry import LabInfo
-from tests.lab.conftest import RING_LINK, STAR_LINK, Inject, failing, validate
+from tests.lab.conftest import RING_LINK, STAR_LINK, Inject, failing, ssh, ssh_ok, validate
 
 pytestmark = pytest.mark.lab
 
@@ -195,6 +195,31 @@ def test_fault_fails_where_it_is(fault: Fault, request: pytest.FixtureRequest,
         assert {r["link"] for r in failing(report)} == {fault.must}
     if fault.unreachable is not None:
         assert fault.unreachable in report["facts_errors"] and fault.unreachable in err
+
+
+# --- a port already taken ------------------------------------------------------------------
+
+
+def test_an_owners_iperf3_server_on_the_first_port_is_stepped_around(star_lab: str,
+                                                                      tmp_path: Path) -> None:
+    """A Spark's owner left `iperf3 -s` running on 5201 on every address (NVIDIA's playbook
+    starts one so). The validation's servers start on 5201 first, find it taken and move to
+    the next port: every link still measures and passes, and the owner's server stays up."""
+    info = registry.load_lab(star_lab)
+    sparks = sorted(h for h, v in info.hosts.items() if v.role == "spark")
+    listens = "ss -Hltn | grep -q ':5201 '"
+    try:
+        for host in sparks:
+            ssh_ok(info, host, f"iperf3 -s -D -p 5201 && for i in $(seq 50); do {listens} "
+                   "&& exit 0; sleep 0.05; done; exit 1")
+        code, report, err = validate(star_lab, tmp_path, "--only", "bw")
+        assert_healthy(code, report, err)
+        assert len([r for r in report["results"] if r["check"] == "bw.link"]) == 16
+        for host in sparks:
+            ssh_ok(info, host, listens)
+    finally:
+        for host in sparks:
+            ssh(info, host, 'pkill -x -u "$(id -u)" iperf3')
 
 
 # --- --hosts and nccl ------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from fabric.probes.facts_burst import (
     ProbeOptions,
 )
 from fabric.probes.ping import RETRY_MARK, PingProbe, ping_fact
-from fabric.probes.servers import Server, parse_ports, start_servers_script
-from fabric.probes.tools import IPERF3_LISTENING
+from fabric.probes.servers import TRIES, Server, parse_ports, start_servers_script
+from fabric.probes.tools import IPERF3_LISTENING, IPERF3_PORT_TAKEN
 from fabric.remote.batch import MARK
 from fabric.remote.burst import Script, exec_burst, split_burst
 from fabric.remote.exec import LOGIN_ENV
@@ -141,14 +141,17 @@ def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for(
     assert script.count("ss -Hltn") == 1  # one listing function, not one per port
 
 
-def _saying(key: str, listen: bool) -> Server:
+def _saying(key: str, listen: bool, busy: str | None = None) -> Server:
     """A server that prints a line once it listens (as `iperf3 --forceflush` does), or one
-    that exits at once without a word."""
-    code = ("import socket, sys, time; s = socket.socket(); "
-            "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); "
-            "print('Server listening on', sys.argv[1], flush=True); time.sleep(3)"
+    that exits at once without a word; with `busy`, one that prints the error of a taken port
+    (as iperf3 does) and exits."""
+    code = ("import socket, sys, time; s = socket.socket()\n"
+            "try: s.bind(('127.0.0.1', int(sys.argv[1])))\n"
+            "except OSError as e: print('error -', e.strerror, flush=True); sys.exit(1)\n"
+            "s.listen(); print('Server listening on', sys.argv[1], flush=True); time.sleep(3)"
             if listen else "import sys; sys.exit(1)")
-    return Server(key, f'{sys.executable} -c "{code}" {{port}}', 5, says="Server listening on")
+    return Server(key, f'{sys.executable} -c "{code}" {{port}}', 5, says="Server listening on",
+                  busy=busy)
 
 
 def test_servers_that_say_they_listen_are_watched_through_their_output(tmp_path: Path) -> None:
@@ -159,7 +162,35 @@ def test_servers_that_say_they_listen_are_watched_through_their_output(tmp_path:
     assert ports["0.0"] is not None and ports["1.0"] is not None
     assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
     assert script.count("$(listening)") == 1  # the free ports only
+    assert "grep" not in script  # each look is the shell's own `read`
     assert list(tmp_path.iterdir()) == []  # the output files' names are gone
+
+
+def test_servers_that_say_their_port_is_taken_move_on_without_ss(tmp_path: Path) -> None:
+    """Servers that say when their port is taken are never given a port from `ss`: the first
+    starts on the taken port, says so, and starts again on the next one nobody took."""
+    script, taken, ports = _started(
+        lambda key, listen: _saying(key, listen, busy="Address already in use"), tmp_path)
+    assert "ss -Hltn" not in script
+    assert ports["0.1"] is None  # dead without a word: not retried
+    assert ports["0.0"] is not None and ports["1.0"] is not None
+    assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+    assert ports["0.0"] > taken  # it moved on from the taken port
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_server_gives_up_after_its_tries(tmp_path: Path) -> None:
+    """A server that finds every port taken is tried on `TRIES` ports, one after the other,
+    and reported as failed."""
+    tried = tmp_path / "tried"
+    always_busy = Server("0.0", f"sh -c 'echo $0 >>{tried}; echo error - Address already in "
+                         "use; exit 1' {port}", 5, says="Server listening on",
+                         busy="Address already in use")
+    script = start_servers_script([always_busy], 20000)
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30,
+                          check=False, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert parse_ports(done.stdout) == {"0.0": None}
+    assert tried.read_text().split() == [str(20000 + i) for i in range(TRIES)]
 
 
 def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, Intent]) -> None:
@@ -170,8 +201,9 @@ def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, I
                             [h.name for h in intent.sparks]).work()
     [servers] = [sc for sc in work.scripts["spark02"] if sc.name == SERVERS]
     assert servers.text.count("iperf3 -s -1 ") == servers.text.count("--forceflush") > 0
-    assert f"grep -qsF '{IPERF3_LISTENING}'" in servers.text
-    assert servers.text.count("$(listening)") == 1
+    assert f"fabric_says '{IPERF3_LISTENING}'" in servers.text
+    assert f"fabric_says '{IPERF3_PORT_TAKEN}'" in servers.text  # the next port if taken
+    assert "ss -Hltn" not in servers.text  # no listing of the ports
 
 
 def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
