@@ -135,9 +135,10 @@ def _exit(report: Report, facts: Facts) -> NoReturn:
 def _run(target: Target, selected: set[str] | None, scoped: list[str] | None,
          duration: float | None, phases: Phases) -> tuple[Report, Facts]:
     """The validation under a progress display on stderr."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from fabric.cli import err_console
+    from fabric.report.progress import RunProgress
     from fabric.validate import run_validation
 
     columns = (SpinnerColumn(), TextColumn("{task.description:<16}"),
@@ -145,7 +146,7 @@ def _run(target: Target, selected: set[str] | None, scoped: list[str] | None,
     # Redrawn live on a terminal only (4 Hz); elsewhere drawn once, at the end: the refresh
     # thread would spend CPU the probes' hosts are sharing.
     live = err_console.is_terminal
-    with Progress(*columns, console=err_console, transient=False, auto_refresh=live,
+    with RunProgress(*columns, console=err_console, transient=False, auto_refresh=live,
                   refresh_per_second=4) as progress:
         return run_validation(target, selected, progress, duration_s=duration,
                               say=progress.console.print, hosts=scoped, phases=phases)

@@ -4,6 +4,7 @@ a recorded transcript behind a fake netmiko connection, unreachable hosts as err
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,37 @@ def test_the_rest_is_read_once_and_settling_waits_for_it() -> None:
         assert hosts["bad"].rest is not None
         hosts["bad"].rest.wait()
     assert sorted(reads) == ["bad", "good"]  # read once each
+
+
+def test_the_rest_is_read_behind_as_it_comes_back_not_after() -> None:
+    """`start_behind` returns at once and its own thread both starts every host's rest and
+    reads each as it comes back (failures kept for `finish`): after the caller's work the
+    facts are waiting, not still to be built on the caller's thread."""
+    from fabric.collect.gather import Behind, CollectedHost, StageOutput, start_behind
+
+    readers: dict[str, str] = {}
+    release = threading.Event()
+    done = threading.Semaphore(0)
+
+    def begin(name: str, fail: bool) -> Any:
+        def wait() -> Any:
+            release.wait(10)  # the caller's work goes on meanwhile
+            readers[name] = threading.current_thread().name
+            done.release()
+            if fail:
+                raise OSError(f"{name} went away")
+            return name
+        return lambda: wait
+
+    hosts = {n: CollectedHost(None, StageOutput("t"), rest=Behind(begin(n, n == "bad")))
+             for n in ("good", "bad")}
+    start_behind(hosts)
+    assert readers == {}  # returned before any rest was read
+    release.set()
+    assert done.acquire(timeout=10) and done.acquire(timeout=10)
+    assert set(readers) == {"good", "bad"}
+    assert threading.current_thread().name not in readers.values()
+    assert hosts["good"].rest is not None and hosts["good"].rest.wait() == "good"
+    with pytest.raises(OSError, match="bad went away"):
+        assert hosts["bad"].rest is not None
+        hosts["bad"].rest.wait()
