@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -246,29 +247,40 @@ def test_a_host_whose_facts_behind_fail_is_an_error(
     assert set(done.errors) == {"spark02"} and "session dropped" in done.errors["spark02"]
 
 
-def test_the_rest_is_read_once_and_settling_waits_for_it() -> None:
-    """`settle_behind` (before a bandwidth re-test) waits for every host's rest; `finish`
-    then gets the same facts, or the same failure, without reading the host again."""
-    from fabric.collect.gather import Behind, CollectedHost, StageOutput, settle_behind
+def _two_rests(on_read: Callable[[str], None]) -> dict[str, Any]:
+    """Hosts "good" and "bad" with a rest read behind: reading calls `on_read(name)`, then
+    gives the name, or ("bad") raises."""
+    from fabric.collect.gather import Behind, CollectedHost, StageOutput
 
-    reads: list[str] = []
-
-    def begin(name: str, fail: bool) -> Any:
+    def begin(name: str) -> Any:
         def wait() -> Any:
-            reads.append(name)
-            if fail:
+            on_read(name)
+            if name == "bad":
                 raise OSError(f"{name} went away")
             return name
         return lambda: wait
 
-    hosts = {n: CollectedHost(None, StageOutput("t"), rest=Behind(begin(n, n == "bad")))
-             for n in ("good", "bad")}
+    return {n: CollectedHost(None, StageOutput("t"), rest=Behind(begin(n)))
+            for n in ("good", "bad")}
+
+
+def _assert_read(hosts: dict[str, Any]) -> None:
+    """The good host's rest gives its facts, the bad one's its failure, as `finish` sees."""
+    assert hosts["good"].rest.wait() == "good"
+    with pytest.raises(OSError, match="bad went away"):
+        hosts["bad"].rest.wait()
+
+
+def test_the_rest_is_read_once_and_settling_waits_for_it() -> None:
+    """`settle_behind` (before a bandwidth re-test) waits for every host's rest; `finish`
+    then gets the same facts, or the same failure, without reading the host again."""
+    from fabric.collect.gather import settle_behind
+
+    reads: list[str] = []
+    hosts = _two_rests(reads.append)
     settle_behind(hosts)  # a failure is kept for `finish`, not raised here
     assert sorted(reads) == ["bad", "good"]
-    assert hosts["good"].rest is not None and hosts["good"].rest.wait() == "good"
-    with pytest.raises(OSError, match="bad went away"):
-        assert hosts["bad"].rest is not None
-        hosts["bad"].rest.wait()
+    _assert_read(hosts)
     assert sorted(reads) == ["bad", "good"]  # read once each
 
 
@@ -276,31 +288,22 @@ def test_the_rest_is_read_behind_as_it_comes_back_not_after() -> None:
     """`start_behind` returns at once and its own thread both starts every host's rest and
     reads each as it comes back (failures kept for `finish`): after the caller's work the
     facts are waiting, not still to be built on the caller's thread."""
-    from fabric.collect.gather import Behind, CollectedHost, StageOutput, start_behind
+    from fabric.collect.gather import start_behind
 
     readers: dict[str, str] = {}
     release = threading.Event()
     done = threading.Semaphore(0)
 
-    def begin(name: str, fail: bool) -> Any:
-        def wait() -> Any:
-            release.wait(10)  # the caller's work goes on meanwhile
-            readers[name] = threading.current_thread().name
-            done.release()
-            if fail:
-                raise OSError(f"{name} went away")
-            return name
-        return lambda: wait
+    def on_read(name: str) -> None:
+        release.wait(10)  # the caller's work goes on meanwhile
+        readers[name] = threading.current_thread().name
+        done.release()
 
-    hosts = {n: CollectedHost(None, StageOutput("t"), rest=Behind(begin(n, n == "bad")))
-             for n in ("good", "bad")}
+    hosts = _two_rests(on_read)
     start_behind(hosts)
     assert readers == {}  # returned before any rest was read
     release.set()
     assert done.acquire(timeout=10) and done.acquire(timeout=10)
     assert set(readers) == {"good", "bad"}
     assert threading.current_thread().name not in readers.values()
-    assert hosts["good"].rest is not None and hosts["good"].rest.wait() == "good"
-    with pytest.raises(OSError, match="bad went away"):
-        assert hosts["bad"].rest is not None
-        hosts["bad"].rest.wait()
+    _assert_read(hosts)
