@@ -57,16 +57,16 @@ def _hosts(value: str | None) -> list[str] | None:
 
 def _write_files(report: Report, intent: Intent, json_out: str | None, junit: Path | None,
                  html: Path | None, md: Path | None) -> None:
-    from fabric.report import write_html, write_json, write_junit, write_markdown
+    import fabric.report as writers  # each writer's module loads when asked for (PEP 562)
 
     if json_out is not None:
-        write_json(report, None if json_out == "-" else Path(json_out))
+        writers.write_json(report, None if json_out == "-" else Path(json_out))
     if junit is not None:
-        write_junit(report, junit)
+        writers.write_junit(report, junit)
     if md is not None:
-        write_markdown(report, md)
+        writers.write_markdown(report, md)
     if html is not None:
-        write_html(report, intent, html)
+        writers.write_html(report, intent, html)
 
 
 def _print_plan(lab: str | None, inventory: Path | None, topology: str | None,

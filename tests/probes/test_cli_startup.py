@@ -99,3 +99,12 @@ def test_the_spark_sessions_never_load_netmiko() -> None:
         "assert 'netmiko' in hosts['crs804'].connection_options")
     assert "paramiko" in loaded and "nornir" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in ("netmiko", "nornir_netmiko")) == []
+
+
+def test_a_validation_loads_only_the_writers_it_was_asked_for() -> None:
+    """Without --html, --junit or --md their writers' modules stay unloaded (the HTML one
+    brings its drawing stack)."""
+    loaded = _modules("from fabric.cli.validate import _write_files\n"
+                      "_write_files(None, None, None, None, None, None)")
+    assert not {"fabric.report.html", "fabric.report.junit", "fabric.report.markdown",
+                "fabric.report.jsonout"} & loaded
