@@ -65,8 +65,8 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
     watched = all(s.says for s in servers)  # no `ss` look after the first
     retried = watched and all(s.busy for s in servers)  # no `ss` look at all
     lines = [] if retried else [_PRELUDE]
-    if watched:
-        lines += [_SAYS, temp_dir("fabric-servers")]
+    if watched:  # their words in English whatever the login's locale (strerror's too)
+        lines += ["export LC_ALL=C", _SAYS, temp_dir("fabric-servers")]
     lines.append(f"p={base_port}")
     starts = []
     for i, s in enumerate(servers):

@@ -204,6 +204,8 @@ def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, I
     assert f"fabric_says '{IPERF3_LISTENING}'" in servers.text
     assert f"fabric_says '{IPERF3_PORT_TAKEN}'" in servers.text  # the next port if taken
     assert "ss -Hltn" not in servers.text  # no listing of the ports
+    # the words watched for are the C locale's, whatever the login's LANG
+    assert servers.text.index("export LC_ALL=C") < servers.text.index("iperf3 -s")
 
 
 def test_early_probes_ride_with_the_facts(intents: dict[str, Intent]) -> None:
