@@ -50,18 +50,21 @@ def facts_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
 
     Exit 0 when every host answered, 3 naming the unreachable hosts and why.
     """
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from fabric.cli import err_console
     from fabric.collect.gather import collect_facts
     from fabric.facts import facts_to_json
+    from fabric.report.progress import RunProgress
 
     target = resolve_target(lab, inventory, topology)
     wanted = [h.strip() for h in hosts.split(",") if h.strip()] if hosts else None
     t0 = time.monotonic()
     columns = (SpinnerColumn(), TextColumn("{task.description:<10}"),
                TextColumn("{task.fields[status]}"), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=False) as progress:
+    # drawn live on a terminal; elsewhere once, at the end (as `fabric validate`'s)
+    with RunProgress(*columns, console=err_console, transient=False,
+                     auto_refresh=err_console.is_terminal) as progress:
         facts = collect_facts(target, wanted, progress)
     err_console.print(summary_table(facts))
     err_console.print(f"collected in {time.monotonic() - t0:.1f}s")
