@@ -4,6 +4,7 @@ each output and exit status comes back whole; the ping burst's retries; the serv
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -166,17 +167,45 @@ def test_servers_that_say_they_listen_are_watched_through_their_output(tmp_path:
     assert list(tmp_path.iterdir()) == []  # the output files' names are gone
 
 
-def test_servers_that_say_their_port_is_taken_move_on_without_ss(tmp_path: Path) -> None:
-    """Servers that say when their port is taken are never given a port from `ss`: the first
-    starts on the taken port, says so, and starts again on the next one nobody took."""
-    script, taken, ports = _started(
-        lambda key, listen: _saying(key, listen, busy="Address already in use"), tmp_path)
-    assert "ss -Hltn" not in script
-    assert ports["0.1"] is None  # dead without a word: not retried
-    assert ports["0.0"] is not None and ports["1.0"] is not None
-    assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
-    assert ports["0.0"] > taken  # it moved on from the taken port
-    assert list(tmp_path.iterdir()) == []
+def _logged_ss(tmp: Path) -> tuple[dict[str, str], Path]:
+    """An environment whose `ss` logs each call (then runs the real one), and the log."""
+    real = shutil.which("ss", path="/usr/sbin:/usr/bin:/sbin:/bin")
+    assert real is not None, "ss (iproute2) is needed"
+    bindir, log = tmp / "bin", tmp / "ss-calls"
+    bindir.mkdir()
+    (bindir / "ss").write_text(f'#!/bin/sh\necho "$*" >>{log}\nexec {real} "$@"\n')
+    (bindir / "ss").chmod(0o755)
+    return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}, log
+
+
+def test_servers_that_say_their_port_is_taken_list_the_ports_only_then(tmp_path: Path) -> None:
+    """Servers that say when their port is taken start without a look at the ports; the
+    first that finds its port taken lists them (`ss`, once) and starts on the next one
+    free, so the others never wait a poll per taken port."""
+    work = tmp_path / "work"
+    work.mkdir()
+    env, log = _logged_ss(tmp_path)
+    busy = "Address already in use"
+    make = [_saying("0.0", True, busy), _saying("0.1", False, busy), _saying("1.0", True, busy)]
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None
+        taken = int(holder.stdout.readline())
+        for base in (taken + 100, taken):  # first nothing taken, then the first port
+            done = subprocess.run(["sh", "-c", start_servers_script(make, base)],
+                                  capture_output=True, text=True, timeout=30, check=False,
+                                  env={**env, "TMPDIR": str(work)})
+            ports = parse_ports(done.stdout)
+            assert ports["0.1"] is None  # dead without a word: not retried
+            assert ports["0.0"] is not None and ports["1.0"] is not None
+            assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
+            calls = log.read_text().splitlines() if log.exists() else []
+            assert len(calls) == (0 if base != taken else 1), calls
+    finally:
+        holder.kill()
+        holder.wait()
+    assert list(work.iterdir()) == []
 
 
 def test_a_server_gives_up_after_its_tries(tmp_path: Path) -> None:
@@ -190,7 +219,9 @@ def test_a_server_gives_up_after_its_tries(tmp_path: Path) -> None:
     done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30,
                           check=False, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert parse_ports(done.stdout) == {"0.0": None}
-    assert tried.read_text().split() == [str(20000 + i) for i in range(TRIES)]
+    ports = [int(p) for p in tried.read_text().split()]
+    # each try on a new port, up from the base (past those the one listing shows taken)
+    assert len(ports) == TRIES and ports[0] == 20000 and ports == sorted(set(ports))
 
 
 def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, Intent]) -> None:
@@ -203,7 +234,10 @@ def test_iperf3_servers_flush_the_line_they_are_watched_for(intents: dict[str, I
     assert servers.text.count("iperf3 -s -1 ") == servers.text.count("--forceflush") > 0
     assert f"fabric_says '{IPERF3_LISTENING}'" in servers.text
     assert f"fabric_says '{IPERF3_PORT_TAKEN}'" in servers.text  # the next port if taken
-    assert "ss -Hltn" not in servers.text  # no listing of the ports
+    # the ports are listed only once one is taken, and then once (`listed`)
+    assert "used=; listed=" in servers.text
+    assert servers.text.index(IPERF3_PORT_TAKEN) < servers.text.index("$(listening)")
+    assert servers.text.count("$(listening)") == servers.text.count(IPERF3_PORT_TAKEN)
     # the words watched for are the C locale's, whatever the login's LANG
     assert servers.text.index("export LC_ALL=C") < servers.text.index("iperf3 -s")
 
