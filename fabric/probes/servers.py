@@ -66,7 +66,7 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
     once), waits until each listens (or has exited: it never will) and prints its port."""
     watched = all(s.says for s in servers)  # no `ss` look after the first
     retried = watched and all(s.busy for s in servers)  # a look only once a port is taken
-    lines = [_LISTENING, "used=; listed=" if retried else "used=$(listening); listed=1"]
+    lines = [_LISTENING, "used=; listed=" if retried else "used=$(listening)"]
     if watched:  # their words in English whatever the login's locale (strerror's too)
         lines += ["export LC_ALL=C", _SAYS, temp_dir("fabric-servers")]
     lines.append(f"p={base_port}")

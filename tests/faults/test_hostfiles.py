@@ -3,6 +3,8 @@ nmcli stand-in lists from it, the logind drop-in, and their undo records in faul
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -46,9 +48,6 @@ def test_keyfile_connection_keys_are_read_as_glib_does() -> None:
 def test_the_stand_in_loads_no_module_beyond_the_interpreters_own() -> None:
     """It runs at every facts read (eight Sparks at once behind the first bandwidth round):
     no configparser, pathlib or uuid, each a few ms of an interpreter's start."""
-    import subprocess
-    import sys
-
     run = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", nmcli_shim.__file__,
                           "connection", "reload"], capture_output=True, text=True, check=True)
     loaded = [line.rsplit("|", 1)[-1].strip() for line in run.stderr.splitlines()

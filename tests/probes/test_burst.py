@@ -3,11 +3,12 @@ each output and exit status comes back whole; the ping burst's retries; the serv
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from fabric.intent.model import Intent
@@ -112,25 +113,37 @@ time.sleep(30)
 """
 
 
-def _started(make: Callable[[str, bool], Server], tmp: Path
-             ) -> tuple[str, int, dict[str, int | None]]:
-    """Start a listening, a dead and another listening server from the port a holder keeps
-    taken: (the script, that port, the ports it reported). Below the kernel's ephemeral
-    range (32768 up), so no other test's outgoing connection holds one of the ports the
-    servers move on to (the suite runs tests side by side)."""
+@contextlib.contextmanager
+def _a_taken_port() -> Iterator[int]:
+    """A port a holder process keeps listening on, below the kernel's ephemeral range (32768
+    up), so no other test's outgoing connection holds one of the ports the servers move on to
+    (the suite runs tests side by side)."""
     holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
                               text=True)
     try:
         assert holder.stdout is not None
-        taken = int(holder.stdout.readline())
-        script = start_servers_script([make("0.0", True), make("0.1", False),
-                                       make("1.0", True)], taken)
-        done = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                              timeout=20, check=False, env={**os.environ, "TMPDIR": str(tmp)})
-        return script, taken, parse_ports(done.stdout)
+        yield int(holder.stdout.readline())
     finally:
         holder.kill()
         holder.wait()
+
+
+def _servers_at(script: str, tmp: Path, env: dict[str, str] | None = None
+                ) -> dict[str, int | None]:
+    """Run a servers script (its temporary files under `tmp`): the ports it reported."""
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30,
+                          check=False, env={**(env or os.environ), "TMPDIR": str(tmp)})
+    return parse_ports(done.stdout)
+
+
+def _started(make: Callable[[str, bool], Server], tmp: Path
+             ) -> tuple[str, int, dict[str, int | None]]:
+    """Start a listening, a dead and another listening server from a taken port: (the
+    script, that port, the ports it reported)."""
+    with _a_taken_port() as taken:
+        script = start_servers_script([make("0.0", True), make("0.1", False),
+                                       make("1.0", True)], taken)
+        return script, taken, _servers_at(script, tmp)
 
 
 def test_servers_start_at_once_on_free_ports_and_a_dead_one_is_not_waited_for(
@@ -187,24 +200,14 @@ def test_servers_that_say_their_port_is_taken_list_the_ports_only_then(tmp_path:
     env, log = _logged_ss(tmp_path)
     busy = "Address already in use"
     make = [_saying("0.0", True, busy), _saying("0.1", False, busy), _saying("1.0", True, busy)]
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_A_LOW_PORT], stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert holder.stdout is not None
-        taken = int(holder.stdout.readline())
+    with _a_taken_port() as taken:
         for base in (taken + 100, taken):  # first nothing taken, then the first port
-            done = subprocess.run(["sh", "-c", start_servers_script(make, base)],
-                                  capture_output=True, text=True, timeout=30, check=False,
-                                  env={**env, "TMPDIR": str(work)})
-            ports = parse_ports(done.stdout)
+            ports = _servers_at(start_servers_script(make, base), work, env)
             assert ports["0.1"] is None  # dead without a word: not retried
             assert ports["0.0"] is not None and ports["1.0"] is not None
             assert taken not in ports.values() and ports["0.0"] != ports["1.0"]
             calls = log.read_text().splitlines() if log.exists() else []
             assert len(calls) == (0 if base != taken else 1), calls
-    finally:
-        holder.kill()
-        holder.wait()
     assert list(work.iterdir()) == []
 
 
@@ -215,10 +218,7 @@ def test_a_server_gives_up_after_its_tries(tmp_path: Path) -> None:
     always_busy = Server("0.0", f"sh -c 'echo $0 >>{tried}; echo error - Address already in "
                          "use; exit 1' {port}", 5, says="Server listening on",
                          busy="Address already in use")
-    script = start_servers_script([always_busy], 20000)
-    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30,
-                          check=False, env={**os.environ, "TMPDIR": str(tmp_path)})
-    assert parse_ports(done.stdout) == {"0.0": None}
+    assert _servers_at(start_servers_script([always_busy], 20000), tmp_path) == {"0.0": None}
     ports = [int(p) for p in tried.read_text().split()]
     # each try on a new port, up from the base (past those the one listing shows taken)
     assert len(ports) == TRIES and ports[0] == 20000 and ports == sorted(set(ports))
