@@ -39,7 +39,7 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     """
     from fabric.cli import err_console
     from fabric.cli.validate import _exit
-    from fabric.report import print_terminal, write_json
+    from fabric.report import print_terminal, report_to_json, write_json
     from fabric.validate import run_validation
 
     target = resolve_target(lab, inventory, topology)
@@ -49,9 +49,10 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
             f"{h}: {e}" for h, e in sorted(facts.errors.items())), style="yellow")
+    text = report_to_json(report)  # made once for both copies
     if json_out is not None:
-        write_json(report, None if json_out == "-" else Path(json_out))
-    write_json(report, doctor_report_path(target.lab))
+        write_json(report, None if json_out == "-" else Path(json_out), text)
+    write_json(report, doctor_report_path(target.lab), text)
     _exit(report, facts)
 
 

@@ -5,7 +5,10 @@ The Sparks' sessions are `SPARK_SSH` (exec channels on a paramiko transport,
 `fabric.remote.transport`); the switch has `routeros_api` and, for its CLI, Netmiko's
 `netmiko`. Nornir's `InitNornir` would load every installed connection plugin, Netmiko's with
 its every vendor driver; `make_nornir` registers the toolkit's two, and `netmiko` is loaded
-where a task asks for it (`netmiko_connection`).
+where a task asks for it (`netmiko_connection`). The inventory and runner plugins are Nornir's
+own classes, built directly: its `load_inventory` and `load_runner` would first scan every
+installed distribution's entry points for plugins (two scans, 4-9 ms each with this repo's
+60 distributions, more on a larger environment) to find the same two classes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from nornir.core.inventory import ConnectionOptions
 from nornir.core.plugins.connections import ConnectionPluginRegister
 from nornir.core.state import GlobalState
 from nornir.core.task import Task
-from nornir.init_nornir import load_inventory, load_runner
+from nornir.plugins.inventory.simple import SimpleInventory
+from nornir.plugins.runners import ThreadedRunner
 
 from fabric.remote.routeros_api import RouterOsApiConnection
 from fabric.remote.transport import SPARK_SSH, SparkSSH
@@ -75,14 +79,15 @@ def make_nornir(target: Target, hosts: list[str] | None = None, workers: int = 8
     inv = target.inventory_dir
     ConnectionPluginRegister.register(SPARK_SSH, SparkSSH)
     ConnectionPluginRegister.register("routeros_api", RouterOsApiConnection)
+    files = {"host_file": str(inv / "hosts.yaml"), "group_file": str(inv / "groups.yaml"),
+             "defaults_file": str(inv / "defaults.yaml")}
     config = Config.from_dict(
         runner={"plugin": "threaded", "options": {"num_workers": workers}},
-        inventory={"plugin": "SimpleInventory", "options": {
-            "host_file": str(inv / "hosts.yaml"), "group_file": str(inv / "groups.yaml"),
-            "defaults_file": str(inv / "defaults.yaml")}},
+        inventory={"plugin": "SimpleInventory", "options": files},
         logging={"enabled": False},
     )
-    nr = Nornir(inventory=load_inventory(config), runner=load_runner(config), config=config,
+    nr = Nornir(inventory=SimpleInventory(**files).load(),
+                runner=ThreadedRunner(num_workers=workers), config=config,
                 data=GlobalState(dry_run=False))
     wanted = set(hosts) if hosts is not None else set(target.intent.cabled)
     nr = nr.filter(filter_func=lambda h: h.name in wanted)

@@ -10,10 +10,12 @@ from pathlib import Path
 from fabric.report.model import Report, report_to_json
 
 
-def write_json(report: Report, path: Path | str | None) -> None:
+def write_json(report: Report, path: Path | str | None, text: str | None = None) -> None:
     """Write the report JSON to `path` atomically (the gate never reads half a file), or to
-    stdout when `path` is None."""
-    text = report_to_json(report)
+    stdout when `path` is None. `text`: the report's JSON where the caller already made it
+    (`report_to_json`; a run that writes the report twice builds it once)."""
+    if text is None:
+        text = report_to_json(report)
     if path is None:
         sys.stdout.write(text)
         return

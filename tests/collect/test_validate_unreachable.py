@@ -116,10 +116,7 @@ def test_exit_3_when_only_hosts_were_unreachable_1_when_a_reachable_host_failed(
 def test_timings_say_where_the_run_went_also_when_nothing_answered(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setenv("FABRIC_ROUTEROS_PORT", "1")
-    monkeypatch.setenv("FABRIC_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
-    inv = write_inventory(tmp_path / "inv")
+    inv = _nothing_answers(tmp_path, monkeypatch)
     timings = tmp_path / "timings.json"
     code, _, err = run_cli(["validate", "-i", str(inv), "-t", "star4", "--only", "link",
                             "--timings", str(timings)], capsys)
@@ -129,3 +126,36 @@ def test_timings_say_where_the_run_went_also_when_nothing_answered(
                                                     "report"]
     assert all(p["s"] >= 0 and p["end_s"] >= p["start_s"] for p in data["phases"])
     assert data["total_s"] == data["phases"][-1]["end_s"] and data["imports_s"] >= 0
+
+
+def test_the_report_json_is_made_once_for_json_and_the_gates_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--json FILE` and the gate's copy are the same bytes, encoded (and redacted) once."""
+    import fabric.report.model as model
+
+    inv = _nothing_answers(tmp_path, monkeypatch)
+    made: list[str] = []
+    to_dict = model.report_to_dict
+
+    def counted(report: Report) -> dict[str, object]:
+        made.append(report.topology)
+        return to_dict(report)
+
+    monkeypatch.setattr(model, "report_to_dict", counted)
+    out = tmp_path / "report.json"
+    code, _, err = run_cli(["validate", "-i", str(inv), "-t", "star4", "--only", "link",
+                            "--json", str(out)], capsys)
+    assert code == 3, err
+    assert made == ["star4"]
+    assert out.read_bytes() == default_report_path(None).read_bytes()
+    assert json.loads(out.read_text())["passed"] is False
+
+
+def _nothing_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An inventory whose every host refuses (the switch's API port and the Sparks' port 1),
+    with the state kept under `tmp_path`."""
+    monkeypatch.setenv("FABRIC_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("FABRIC_ROUTEROS_PORT", "1")
+    monkeypatch.setenv("FABRIC_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    return write_inventory(tmp_path / "inv")

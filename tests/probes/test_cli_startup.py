@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import fabric.push.runner
 import fabric.push.verify
 from fabric.cli import push as push_cli
@@ -99,6 +101,31 @@ def test_the_spark_sessions_never_load_netmiko() -> None:
         "assert 'netmiko' in hosts['crs804'].connection_options")
     assert "paramiko" in loaded and "nornir" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in ("netmiko", "nornir_netmiko")) == []
+
+
+def test_making_the_nornir_scans_no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nornir's plugin registers would scan every installed distribution's entry points for
+    the inventory and the runner; `make_nornir` builds both plugins itself."""
+    from importlib import metadata
+
+    from fabric.credentials import Credentials
+    from fabric.intent.build import load_intent
+    from fabric.remote.nornir_setup import make_nornir
+    from fabric.target import Target
+    from tests.push.helpers import INVENTORY
+
+    scans: list[object] = []
+
+    def scan(**kw: object) -> object:
+        scans.append(kw)
+        raise AssertionError(f"entry points scanned: {kw}")
+
+    monkeypatch.setattr(metadata, "entry_points", scan)
+    nr = make_nornir(Target(load_intent("star4"), INVENTORY, Credentials()), workers=3)
+    assert scans == []
+    assert sorted(nr.inventory.hosts) == ["crs804", "spark01", "spark02", "spark03", "spark04"]
+    assert nr.runner.num_workers == 3  # type: ignore[attr-defined]
+    assert nr.inventory.hosts["spark01"].hostname
 
 
 def test_a_validation_loads_only_the_writers_it_was_asked_for() -> None:
