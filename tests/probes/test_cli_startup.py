@@ -103,6 +103,33 @@ def test_the_spark_sessions_never_load_netmiko() -> None:
     assert sorted(m for m in loaded if m.split(".")[0] in ("netmiko", "nornir_netmiko")) == []
 
 
+_COLLECTIONS = """
+import gc, json
+seen = []
+gc.callbacks.append(lambda phase, info: seen.append(phase) if phase == "start" else None)
+{code}
+print(json.dumps([len(seen), gc.isenabled()]))
+"""
+
+
+def _collections_during(code: str) -> tuple[int, bool]:
+    """How many cyclic collections ran while `code` ran in a fresh interpreter, and whether
+    the collector was on afterwards."""
+    done = subprocess.run([sys.executable, "-c", _COLLECTIONS.format(code=code)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    count, enabled = json.loads(done.stdout)
+    return count, enabled
+
+
+def test_the_cli_loads_with_the_collector_paused_and_leaves_it_on() -> None:
+    """Loading the CLI (typer, rich) ran 31 collections that found nothing to free; with the
+    collector paused, one runs as it is turned back on (and one as the package loads)."""
+    count, enabled = _collections_during("import fabric.cli")
+    assert enabled
+    assert count <= 3, count
+    assert _collections_during("import gc\ngc.disable()\nimport fabric.cli") == (0, False)
+
+
 def test_making_the_nornir_scans_no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nornir's plugin registers would scan every installed distribution's entry points for
     the inventory and the runner; `make_nornir` builds both plugins itself."""
