@@ -251,14 +251,21 @@ class _Tests:
     looked up per tool, twin and crossing: `; tests that way: spark04→spark01 0.25 Gb/s, …`."""
 
     def __init__(self, raw: Any) -> None:
-        self.rows: list[Mapping[str, Any]] = [
-            m for m in (raw if isinstance(raw, list) else []) if isinstance(m, Mapping)]
+        rows = [m for m in (raw if isinstance(raw, list) else []) if isinstance(m, Mapping)]
+        #: The rows by tool, twin and each crossing they made, in their order (indexed once:
+        #: every direction of every link asks).
+        self.by_way: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+        for m in rows:
+            ways = [(m.get("tool"), m.get("twin"), c.get("link"), c.get("src"), c.get("dst"))
+                    for c in _list(m.get("crossings"))]
+            for index in dict.fromkeys(w for w in ways  # a row once per way it crossed
+                                       if all(isinstance(v, str | int | None) for v in w)):
+                self.by_way.setdefault(index, []).append(m)
 
     def through(self, key: Key, way: Crossing | None) -> str:
         if way is None:
             return ""
-        found = [m for m in self.rows if (m.get("tool"), m.get("twin")) == key
-                 and any(_same(c, way) for c in _list(m.get("crossings")))]
+        found = self.by_way.get((*key, way.link, way.src, way.dst), [])
         if not found:
             return ""
         tests = ", ".join(

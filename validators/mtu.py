@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fabric.facts import Facts, PingFact
@@ -72,9 +73,10 @@ def _pair(p: PingFact) -> _Pair:
     return _Pair(p.src_host, p.src_netdev, p.dst_host, p.dst_netdev)
 
 
-def _path(intent: Intent, pair: _Pair, fallback: str | None) -> tuple[str, ...]:
-    """The links a twin-to-twin ping crosses: one (direct) or two (via the switch)."""
-    links = {(i.host, i.netdev): i.link_id for i in intent.interfaces()}
+def _path(links: Mapping[tuple[str, str], str], pair: _Pair,
+          fallback: str | None) -> tuple[str, ...]:
+    """The links a twin-to-twin ping crosses: one (direct) or two (via the switch);
+    `links`: each planned (host, netdev)'s link."""
     a, b = links.get((pair.src_host, pair.src_netdev)), links.get((pair.dst_host,
                                                                     pair.dst_netdev))
     path = tuple(dict.fromkeys(x for x in (a, b) if x is not None))
@@ -99,8 +101,9 @@ def check_path(intent: Intent, facts: Facts, out: Findings) -> None:
     good: set[str] = set()
     silent: dict[_Pair, tuple[str, ...]] = {}
     seen_links: set[str] = set()
+    links = {(i.host, i.netdev): i.link_id for i in intent.interfaces()}
     for pair, p in big.items():
-        path = _path(intent, pair, p.link_id)
+        path = _path(links, pair, p.link_id)
         seen_links.update(path)
         if p.received > 0:
             good.update(path)

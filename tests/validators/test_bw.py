@@ -294,3 +294,30 @@ def test_a_test_that_did_not_complete_is_never_hidden_by_one_that_did(
     assert "unable to connect to server" in warns[0].message
     clean = run_checks(star4, star_facts, {"bw.link"})
     assert not [r for r in clean if "did not complete" in r.message]
+
+
+def test_the_tests_that_way_are_found_by_their_crossings_in_their_order() -> None:
+    """`_Tests` indexes the schedule's rows once: each row under every way it crossed (once
+    even where it lists a way twice), in the rows' order; a row whose crossing is not plain
+    data matches nothing."""
+    from validators.bw import _Tests
+
+    way = Crossing("L1", "spark01", "crs804", "crs804:qsfp56-dd-1-1 ingress")
+    cross = {"link": "L1", "src": "spark01", "dst": "crs804", "where": way.where}
+    other = {"link": "L2", "src": "crs804", "dst": "spark02", "where": "crs804:2 egress"}
+    rows = [
+        {"tool": "iperf3", "twin": 0, "src": "spark01", "dst": "spark02", "gbps": 0.25,
+         "crossings": [cross, other, cross]},
+        {"tool": "iperf3", "twin": 1, "src": "spark01", "dst": "spark02", "gbps": 0.5,
+         "crossings": [cross]},
+        {"tool": "iperf3", "twin": 0, "src": "spark01", "dst": "spark03", "gbps": 0.49,
+         "crossings": [{**cross, "link": ["L1"]}]},
+        {"tool": "iperf3", "twin": 0, "src": "spark01", "dst": "spark04", "gbps": None,
+         "crossings": [cross]},
+    ]
+    tests = _Tests(rows)
+    assert tests.through(("iperf3", 0), way) == (
+        "; tests that way: spark01→spark02 0.25 Gb/s, spark01→spark04 failed")
+    assert tests.through(("iperf3", 1), way) == "; the only test that way: spark01→spark02 0.5 Gb/s"
+    assert tests.through(("ib_write_bw", 0), way) == ""
+    assert tests.through(("iperf3", 0), None) == ""
