@@ -86,7 +86,7 @@ class ValidationPlan:
         servers = self.probes.schedule is not None and not self.options.counters
         if self.probes.behind:
             return ("before the rounds: " + ("pings, " if self.options.ping else "")
-                    + ("bandwidth servers, " if servers else "") + "RDMA map, LLDP beacon")
+                    + ("bandwidth servers, " if servers else "") + "RDMA map")
         return ("facts" + (", pings" if self.options.ping else "")
                 + (", bandwidth servers" if self.probes.schedule is not None else ""))
 
@@ -150,13 +150,20 @@ def _for(needs: Sequence[Needs], probe: str) -> tuple[str, ...]:
 def _spark_rows(intent: Intent, sparks: Sequence[str], collect: frozenset[str],
                 which: Literal["all", "first", "rest"]) -> dict[str, tuple[str, ...]]:
     """Each Spark's facts rows: `all`, those read before the rounds (`first`, the
-    `PROBE_ROWS` and the beacon) or those read behind them (`rest`)."""
+    `PROBE_ROWS`) or those read behind them (`rest`, with the beacon before the LLDP read)."""
     rows = {h: facts_batch_rows(intent, h, collect) for h in sparks}
     if which == "all":
         return rows
-    first = which == "first"  # the beacon is announced on every run (not among the rows)
-    return {h: tuple(r for r in [*rw, "lldp_beacon"] if (r in PROBE_ROWS) == first)
+    first = which == "first"
+    return {h: tuple(r for r in _with_beacon(rw) if (r in PROBE_ROWS) == first)
             for h, rw in rows.items()}
+
+
+def _with_beacon(rows: Sequence[str]) -> list[str]:
+    """`rows` with the LLDP beacon where the batch announces it: just before the LLDP read
+    (it is announced on every run, so `facts_batch_rows` leaves it out)."""
+    at = rows.index("lldpcli") if "lldpcli" in rows else len(rows)
+    return [*rows[:at], "lldp_beacon", *rows[at:]]
 
 
 def _rows_step(what: str, rows: dict[str, tuple[str, ...]],
@@ -189,8 +196,8 @@ def _facts_steps(intent: Intent, needs: Sequence[Needs], hosts: Sequence[str],
                           (*(n.family for n in needs if n.switch), *also),
                           "its menus in one round trip, then every lane's state and LLDP"))
     if sparks:
-        steps.append(Step("LLDP: both ends' neighbours read (each Spark's beacon announced "
-                          "before the rounds)" if behind else
+        steps.append(Step("LLDP: each Spark announces its beacon behind the first round, "
+                          "both ends' neighbours read" if behind else
                           "LLDP: each Spark announces a beacon, both ends' neighbours read",
                           tuple(hosts), (*(n.family for n in needs if n.lldp), *also)))
     return steps
@@ -264,8 +271,8 @@ def build_plan(intent: Intent, needs: Sequence[Needs], checks: Sequence[str],
             *_alongside_steps(probes, needs, pings=False, where="with the snapshot"))))
     if behind:
         first = _spark_rows(intent, sparks, collect, "first")
-        steps = ([_rows_step("spark facts the probes need first, the LLDP beacon: one batch "
-                             "per Spark", first, tuple(n.family for n in needs if n.spark))]
+        steps = ([_rows_step("spark facts the probes need first: one batch per Spark", first,
+                             tuple(n.family for n in needs if n.spark))]
                  if sparks else [])
         steps += _alongside_steps(probes, needs, setup=not options.counters,
                                   where="in the burst")
