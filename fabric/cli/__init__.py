@@ -96,7 +96,8 @@ def defer_imports(names: tuple[str, ...] = DEFERRED_IMPORTS) -> None:
 
 
 #: Human output (progress, tables) goes to stderr; machine output goes to stdout or a file.
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+#: No emoji codes: what the hosts say is printed as it is (a passwd line's `:x:` stays text).
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200, emoji=False)
 
 
 #: The module under fabric/cli that registers each command (the rest register themselves as

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from fabric.lab import names
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 NameOpt = typer.Option(names.DEFAULT_LAB, "--name", "-n", help="Lab name (namespaces NAME-host).")
 
