@@ -34,7 +34,9 @@ def verdict(report: Report) -> str:
 
 def print_terminal(report: Report, console: Console) -> None:
     """Print every non-passing result (worst first, with expected/actual and hint), then one
-    row per check for the passes and skips-only checks, then the verdict line."""
+    row per check for the passes and skips-only checks, then the verdict line. Every cell is
+    `Text`: what a host said is printed as it is (a str cell is read as rich markup, where
+    `[sudo]` is a style tag and vanished), and no cell is parsed for tags."""
     table = Table(title=f"fabric validate: {report.topology}", title_justify="left",
                   show_lines=False, expand=False)
     for col in ("status", "check", "host", "link", "what"):
@@ -47,8 +49,8 @@ def print_terminal(report: Report, console: Console) -> None:
                         style="dim")
         if r.hint:
             what.append(f"\nfix: {r.hint}", style="cyan")
-        table.add_row(Text(r.status.upper(), style=STYLE[r.status]), r.check, r.host or "",
-                      _short(r.link or "", 48), what)
+        table.add_row(Text(r.status.upper(), style=STYLE[r.status]), Text(r.check),
+                      Text(r.host or ""), Text(_short(r.link or "", 48)), what)
     passes = Counter(r.check for r in report.results if r.status == "pass")
     skips: dict[str, str] = {}
     for r in report.results:
@@ -56,9 +58,10 @@ def print_terminal(report: Report, console: Console) -> None:
             skips.setdefault(r.check, r.message)
     for check in dict.fromkeys(r.check for r in report.results):
         if check in passes:
-            table.add_row(Text("PASS", style=STYLE["pass"]), check, "", "",
-                          f"{passes[check]} passed")
+            table.add_row(Text("PASS", style=STYLE["pass"]), Text(check), Text(), Text(),
+                          Text(f"{passes[check]} passed"))
         elif check in skips and not any(x.check == check for x in shown):
-            table.add_row(Text("SKIP", style=STYLE["skip"]), check, "", "", skips[check])
+            table.add_row(Text("SKIP", style=STYLE["skip"]), Text(check), Text(), Text(),
+                          Text(skips[check]))
     console.print(table)
     console.print(Text(verdict(report), style="bold green" if report.passed else "bold red"))

@@ -46,3 +46,20 @@ def test_one_way_failure_names_its_direction() -> None:
     assert len(warns) == 2 and all("spark01→crs804 (crs804:qsfp56-dd-1-1 ingress)" in line
                                    and f"its way back {EGRESS_1} is slower" in line
                                    for line in warns)
+
+
+def test_what_a_host_said_is_printed_as_it_is() -> None:
+    """A skip's reason and a result's host come from the hosts: `[sudo]` or `[/]` in them is
+    text, not rich markup (it vanished from the table)."""
+    from datetime import UTC, datetime
+
+    from fabric.report.model import CheckResult
+
+    said = "sudo: a password is required ([sudo] password for dgx:) lanes [1,3] [/]"
+    report = Report.build(topology="star4", intent_hash="h", started=datetime.now(UTC)
+                          .isoformat(), duration_s=1.0, results=[
+                              CheckResult("host.nm", "skip", host="spark01", message=said),
+                              CheckResult("link.twin_up", "fail", host="[x]spark02",
+                                          message=said)])
+    text = " ".join(_render(report, width=600).split())
+    assert text.count(said) == 2 and "[x]spark02" in text
