@@ -48,7 +48,8 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     print_terminal(report, err_console)
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
-            f"{h}: {e}" for h, e in sorted(facts.errors.items())), style="yellow")
+            f"{h}: {e}" for h, e in sorted(facts.errors.items())), style="yellow",
+            markup=False, highlight=False)  # the hosts' reasons, as they are
     text = report_to_json(report)  # made once for both copies
     if json_out is not None:
         write_json(report, None if json_out == "-" else Path(json_out), text)

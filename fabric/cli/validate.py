@@ -198,9 +198,9 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     print_terminal(report, err_console)
     if facts.errors:
         err_console.print("unreachable: " + "; ".join(
-            f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow")
-    # The JSON is made once for `--json` and the gate's copy (at star16, 30 ms of redaction
-    # and encoding each).
+            f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow",
+            markup=False, highlight=False)  # the hosts' reasons, as they are
+    # The JSON is made once for `--json` and the gate's copy.
     json_text = (report_to_json(report) if json_out is not None and scoped is None else None)
     _write_files(report, target.intent, json_out, junit, html, md, json_text)
     _save_for_gate(report, target.lab, scoped is not None, selected is not None, json_text)

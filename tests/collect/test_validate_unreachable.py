@@ -159,3 +159,24 @@ def _nothing_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FABRIC_ROUTEROS_PORT", "1")
     monkeypatch.setenv("FABRIC_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
     return write_inventory(tmp_path / "inv")
+
+
+def test_the_unreachable_line_prints_the_hosts_reasons_as_they_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A reason holding `[sudo]` is text, not rich markup (the bracketed word vanished)."""
+    import fabric.cli.validate as cli_validate
+
+    inv = _nothing_answers(tmp_path, monkeypatch)
+    intent = load_intent("star4", inv)
+    why = "sudo: a password is required ([sudo] password for dgx:)"
+    report = Report.build(topology="star4", intent_hash=intent.intent_hash,
+                          started=datetime.now(UTC).isoformat(), duration_s=1.0,
+                          results=[CheckResult(REACHABLE_CHECK, "error", host="spark01",
+                                               message=why)])
+    facts = Facts(collected="now", topology="star4", errors={"spark01": why})
+    monkeypatch.setattr(cli_validate, "_run", lambda *a, **k: (report, facts))
+    code, _, err = run_cli(["validate", "-i", str(inv), "-t", "star4", "--only", "link"],
+                           capsys)
+    assert code == 3, err
+    assert f"unreachable: spark01: {why}" in " ".join(err.split())
