@@ -71,39 +71,31 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  on_round: RoundHook | None = None,
                  ports: Mapping[str, int | None] | None = None, tclass: int | None = None,
                  under_way: Callable[[], None] | None = None,
-                 later: Mapping[int, LaterServers] | None = None
+                 later: LaterServers | None = None
                  ) -> tuple[list[Measurement], list[float]]:
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
     `ports`: the iperf3 servers already started for this schedule (else they start first);
-    `later[i]`: round i's servers, not started yet: they start once every client of round
-    i - 1 has been started, and round i waits for them. `under_way()` is called once every
-    client of the first round has been started."""
+    `later`: the servers of the rounds after the first, started once every client of the
+    first round has been started and waited for before the second round. `under_way()` is
+    called then too."""
     out: list[Measurement] = []
     walls: list[float] = []
     ports = dict(ports) if ports is not None else start_servers(nr, schedule)
-    later = later or {}
 
-    def under_way_of(i: int) -> Callable[[], None] | None:
-        """What runs once round `i`'s clients are all started."""
-        following = later.get(i + 1)
-        if following is None and (i > 0 or under_way is None):
-            return None
-
-        def then() -> None:
-            if following is not None:
-                following.start()
-            if i == 0 and under_way is not None:
-                under_way()
-        return then
+    def first_under_way() -> None:
+        if later is not None:
+            later.start()
+        if under_way is not None:
+            under_way()
 
     for i, tests in enumerate(schedule.rounds):
-        if i in later:
-            ports.update(later[i].wait())
+        if i == 1 and later is not None:
+            ports.update(later.wait())
         if on_round is not None:
             on_round(i, tests)
         by_client = {t.client: t for t in tests}
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
-        latch = _AllStarted(by_client, under_way_of(i))
+        latch = _AllStarted(by_client, first_under_way if i == 0 else None)
         started = time.monotonic()
         measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
                                duration_s=duration_s, ports=ports, gids=gids, rate=rate,
@@ -171,12 +163,10 @@ def start_servers(nr: Nornir, schedule: Schedule,
 
 
 class LaterServers:
-    """One round's servers, started behind the round before it: `start()` sets them going
-    in a thread (once), `wait()` gives their ports (starting them first if nobody did).
+    """The servers of the rounds after the first, started behind it: `start()` sets them
+    going in a thread (once), `wait()` gives their ports (starting them first if nobody did).
     Before the first round only its own servers start, so the burst before the rounds
-    starts a quarter of star16's (4 tests of 16) and half of star8's; each later round's
-    start while the round before runs (all of them in the first round slowed it by about
-    0.15 s at star16, measured)."""
+    starts a quarter of star16's (4 tests of 16) and half of star8's."""
 
     def __init__(self, nr: Nornir, schedule: Schedule, tests: Sequence[BandwidthTest]) -> None:
         self._begin = lambda: start_servers(nr, schedule, tests)

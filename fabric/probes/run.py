@@ -104,9 +104,9 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     later = None
     if early is not None and early.ports is not None and _same_tests(early.servers_for,
                                                                       schedule.rounds[0]):
-        ports = early.ports  # the first round's; each other round's behind the one before
-        later = {i: LaterServers(nr, schedule, tests)
-                 for i, tests in enumerate(schedule.rounds) if i > 0}
+        ports = early.ports  # the first round's; the others' start behind it
+        rest = [t for r in schedule.rounds[1:] for t in r]
+        later = LaterServers(nr, schedule, rest) if rest else None
     if say is not None:
         say(schedule.describe())
         if no_rdma:
@@ -144,8 +144,8 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
             "retested": [{"index": t.index, "round": t.round, "client": t.client,
                           "server": t.server} for t in retested],
-            "servers": ("the first round's started with the facts, each other round's "
-                        "behind the round before" if ports is not None else "started first"),
+            "servers": ("the first round's started with the facts, the others' behind it"
+                        if ports is not None else "started first"),
             "rdma": ("ib_write_bw per twin and both twins" + (
                 f" in the lossless class (--tclass {tclass}: DSCP {roce_qos().dscp})"
                 if tclass is not None else "")) if gids else

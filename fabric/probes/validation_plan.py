@@ -221,7 +221,7 @@ def _alongside_steps(probes: FactsBurstProbes, needs: Sequence[Needs], pings: bo
                           _for(needs, BANDWIDTH),
                           f"iperf3 servers for the first round's {len(first)} tests, alive "
                           f"{probes.life_s:g} s" + (f"; the other {rest} tests' servers "
-                                                    "start each behind the round before theirs"
+                                                    "start behind the first round"
                                                     if rest else "")))
     if probes.opts.nccl and probes.sparks and setup:
         steps.append(Step(f"nccl-tests search, {where}", probes.sparks,
