@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
 from typing import Any
 
@@ -70,32 +69,20 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  gids: Mapping[int, Mapping[int, tuple[int, int]]], rate: str | None = None,
                  on_round: RoundHook | None = None,
                  ports: Mapping[str, int | None] | None = None, tclass: int | None = None,
-                 under_way: Callable[[], None] | None = None,
-                 later: LaterServers | None = None
+                 under_way: Callable[[], None] | None = None
                  ) -> tuple[list[Measurement], list[float]]:
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
-    `ports`: the iperf3 servers already started for this schedule (else they start first);
-    `later`: the servers of the rounds after the first, started once every client of the
-    first round has been started and waited for before the second round. `under_way()` is
-    called then too."""
+    `ports`: the iperf3 servers already started for this schedule (else they start first).
+    `under_way()` is called once every client of the first round has been started."""
     out: list[Measurement] = []
     walls: list[float] = []
     ports = dict(ports) if ports is not None else start_servers(nr, schedule)
-
-    def first_under_way() -> None:
-        if later is not None:
-            later.start()
-        if under_way is not None:
-            under_way()
-
     for i, tests in enumerate(schedule.rounds):
-        if i == 1 and later is not None:
-            ports.update(later.wait())
         if on_round is not None:
             on_round(i, tests)
         by_client = {t.client: t for t in tests}
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
-        latch = _AllStarted(by_client, first_under_way if i == 0 else None)
+        latch = _AllStarted(by_client, under_way if i == 0 else None)
         started = time.monotonic()
         measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
                                duration_s=duration_s, ports=ports, gids=gids, rate=rate,
@@ -146,44 +133,17 @@ def server_life_s(schedule: Schedule, test_s: float | None = None) -> float:
     return len(schedule.rounds) * (per_test + 2 * SLACK_S) + 30
 
 
-def start_servers(nr: Nornir, schedule: Schedule,
-                  tests: Sequence[BandwidthTest] | None = None) -> dict[str, int | None]:
-    """Start the iperf3 servers of `tests` (default: every test of the schedule) at once,
-    one batch per serving host, to live through the whole schedule."""
-    tests = schedule.tests if tests is None else tests
-    servers = {t.server for t in tests}
+def start_servers(nr: Nornir, schedule: Schedule) -> dict[str, int | None]:
+    """Start every iperf3 server of the schedule at once (one batch per serving host)."""
+    servers = {t.server for t in schedule.tests}
     life = server_life_s(schedule)
     sub = nr.filter(filter_func=lambda h: h.name in servers)
-    started, _ = run(sub, start_bandwidth_servers, tests=tests, life_s=life,
+    started, _ = run(sub, start_bandwidth_servers, tests=schedule.tests, life_s=life,
                      name="bandwidth servers")
     ports: dict[str, int | None] = {}
     for found in started.values():
         ports.update(found)
     return ports
-
-
-class LaterServers:
-    """The servers of the rounds after the first, started behind it: `start()` sets them
-    going in a thread (once), `wait()` gives their ports (starting them first if nobody did).
-    Before the first round only its own servers start, so the burst before the rounds
-    starts a quarter of star16's (4 tests of 16) and half of star8's."""
-
-    def __init__(self, nr: Nornir, schedule: Schedule, tests: Sequence[BandwidthTest]) -> None:
-        self._begin = lambda: start_servers(nr, schedule, tests)
-        self._lock = threading.Lock()
-        self._future: Future[dict[str, int | None]] | None = None
-
-    def start(self) -> None:
-        with self._lock:
-            if self._future is None:
-                pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="servers-later")
-                self._future = pool.submit(self._begin)
-                pool.shutdown(wait=False)
-
-    def wait(self) -> dict[str, int | None]:
-        self.start()
-        assert self._future is not None
-        return self._future.result()
 
 
 def cable_facts(schedule: Schedule, measurements: Iterable[Measurement]) -> list[BandwidthFact]:

@@ -110,12 +110,6 @@ class FactsBurstProbes:
             first_switch=self.switch_counters, behind=self.behind)
 
     @property
-    def first_round(self) -> tuple[BandwidthTest, ...]:
-        """The tests whose servers start before the rounds: the first round's (the other
-        rounds' start behind it, `fabric.probes.bandwidth.LaterServers`)."""
-        return self.schedule.rounds[0] if self.schedule is not None else ()
-
-    @property
     def behind(self) -> bool:
         """Whether the facts are read behind the bandwidth rounds: there are rounds, long
         enough to hide them."""
@@ -147,7 +141,7 @@ class FactsBurstProbes:
         its bandwidth servers and the nccl-tests search."""
         scripts: list[Script] = []
         if self.schedule is not None:
-            script = servers_script(host, self.first_round, self.life_s)
+            script = servers_script(host, self.schedule.tests, self.life_s)
             if script is not None:
                 scripts.append(Script(SERVERS, script, SERVER_START_TIMEOUT_S,
                                       read=parse_ports))
@@ -182,7 +176,7 @@ class FactsBurstProbes:
                 tools[host] = out.value
         return FactsBurstResults(pings=tuple(pings) if self.opts.ping else None,
                      ports=ports if self.schedule is not None else None,
-                     servers_for=self.first_round,
+                     servers_for=tuple(self.schedule.tests) if self.schedule is not None else (),
                      before=before if self.opts.counters else None,
                      nccl_tools=tools if self.opts.nccl else None)
 

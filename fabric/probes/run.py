@@ -21,13 +21,7 @@ from nornir.core import Nornir
 from fabric.facts import TESTS, Facts, NcclFact, PingFact
 from fabric.intent.model import Intent
 from fabric.intent.platforms import roce_qos
-from fabric.probes.bandwidth import (
-    LaterServers,
-    cable_facts,
-    measurements_dicts,
-    rdma_gids,
-    run_schedule,
-)
+from fabric.probes.bandwidth import cable_facts, measurements_dicts, rdma_gids, run_schedule
 from fabric.probes.counters import Snapshot, counter_window
 from fabric.probes.facts_burst import FactsBurstResults, ProbeOptions, ping_row
 from fabric.probes.measure import Measurement
@@ -101,12 +95,9 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     phases = 1 + (3 if gids else 0)
     schedule = schedule_bandwidth(intent, duration * phases, hosts=sorted(facts.sparks))
     ports = None
-    later = None
     if early is not None and early.ports is not None and _same_tests(early.servers_for,
-                                                                      schedule.rounds[0]):
-        ports = early.ports  # the first round's; the others' start behind it
-        rest = [t for r in schedule.rounds[1:] for t in r]
-        later = LaterServers(nr, schedule, rest) if rest else None
+                                                                      schedule.tests):
+        ports = early.ports
     if say is not None:
         say(schedule.describe())
         if no_rdma:
@@ -124,7 +115,7 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     started = time.monotonic()
     tclass = rdma_tclass(intent)
     measured, walls = run_schedule(nr, schedule, duration, gids, rate, on_round, ports, tclass,
-                                   under_way, later)
+                                   under_way)
     def again(retest: Schedule) -> tuple[list[Measurement], list[float]]:
         if settle is not None:  # a re-test runs on quiet hosts, nothing read beside it
             settle()
@@ -144,8 +135,7 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
             "round_wall_s": walls, "wall_s": round(time.monotonic() - started, 3),
             "retested": [{"index": t.index, "round": t.round, "client": t.client,
                           "server": t.server} for t in retested],
-            "servers": ("the first round's started with the facts, the others' behind it"
-                        if ports is not None else "started first"),
+            "servers": "started with the facts" if ports is not None else "started first",
             "rdma": ("ib_write_bw per twin and both twins" + (
                 f" in the lossless class (--tclass {tclass}: DSCP {roce_qos().dscp})"
                 if tclass is not None else "")) if gids else

@@ -214,15 +214,11 @@ def _alongside_steps(probes: FactsBurstProbes, needs: Sequence[Needs], pings: bo
                           _for(needs, PING), f"{count} DF pings at the fabric MTU",
                           tuple(f"{h}: {len(p)} pings" for h, p in sorted(probes.pings.items()))))
     if probes.schedule is not None and setup:
-        first = probes.first_round
-        serving = sorted({t.server for t in first})
-        rest = len(probes.schedule.tests) - len(first)
+        serving = sorted({t.server for t in probes.schedule.tests})
         steps.append(Step(f"bandwidth servers start, {where}", tuple(serving),
                           _for(needs, BANDWIDTH),
-                          f"iperf3 servers for the first round's {len(first)} tests, alive "
-                          f"{probes.life_s:g} s" + (f"; the other {rest} tests' servers "
-                                                    "start behind the first round"
-                                                    if rest else "")))
+                          f"iperf3 servers for {len(probes.schedule.tests)} tests, alive "
+                          f"{probes.life_s:g} s"))
     if probes.opts.nccl and probes.sparks and setup:
         steps.append(Step(f"nccl-tests search, {where}", probes.sparks,
                           _for(needs, NCCL)))
