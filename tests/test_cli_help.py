@@ -56,17 +56,10 @@ def test_a_command_line_imports_only_its_commands_module() -> None:
 def test_the_consoles_print_what_hosts_say_without_emoji_codes() -> None:
     """rich would turn `:x:` (every passwd line has one) into an emoji; the CLI's consoles
     print text as it came."""
-    import io
-
     from fabric.cli import err_console
     from fabric.cli.lab import err
 
     for console in (err_console, err):
-        buf = io.StringIO()
-        saved = console.file
-        console.file = buf
-        try:
+        with console.capture() as captured:  # the console's own stream is left as it was
             console.print("dgx:x:1000:1000::/home/dgx:/bin/bash :warning:", markup=True)
-        finally:
-            console.file = saved
-        assert "dgx:x:1000:1000::/home/dgx:/bin/bash :warning:" in buf.getvalue()
+        assert "dgx:x:1000:1000::/home/dgx:/bin/bash :warning:" in captured.get()

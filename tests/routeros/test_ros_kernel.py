@@ -242,6 +242,9 @@ def test_a_console_change_trains_too(served: tuple[Any, Path], netns: str) -> No
     assert not _carrier(netns, peer)
     _wait(lambda: _carrier(netns, peer))
     assert time.monotonic() - start >= TRAINING_S * 0.9
+    # the trainer writes the lane's state just after its netdev is up again (a clean-clone
+    # CI run read the monitor in between: no `rate` yet)
+    _wait(lambda: _monitor(api, lane)["status"] == "link-ok")
     mon = _monitor(api, lane)
     assert (mon["status"], mon["rate"]) == ("link-ok", "200Gbps")
     assert _tbf(netns, lane) == []  # forced 200G over a 200G cable: no shaping
