@@ -38,7 +38,7 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     not be read (and nothing else failed).
     """
     from fabric.cli import err_console
-    from fabric.cli.validate import _exit
+    from fabric.cli.validate import _exit, say_unreachable
     from fabric.report import print_terminal, report_to_json, write_json
     from fabric.validate import run_validation
 
@@ -46,10 +46,7 @@ def doctor_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt,
     report, facts = run_validation(target, set(DOCTOR_FAMILIES), None,
                                    say=err_console.print, fingerprinted=False)
     print_terminal(report, err_console)
-    if facts.errors:
-        err_console.print("unreachable: " + "; ".join(
-            f"{h}: {e}" for h, e in sorted(facts.errors.items())), style="yellow",
-            markup=False, highlight=False)  # the hosts' reasons, as they are
+    say_unreachable(facts)
     text = report_to_json(report)  # made once for both copies
     if json_out is not None:
         write_json(report, None if json_out == "-" else Path(json_out), text)

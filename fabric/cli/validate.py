@@ -123,6 +123,17 @@ def _write_timings(timings: Path, report: Report, began: float, imported: float,
                                    "bandwidth_lower_bound_s": bound}, indent=2) + "\n")
 
 
+def say_unreachable(facts: Facts) -> None:
+    """One line naming the hosts that could not be read, with their reasons as they are
+    (text, not rich markup: a `[sudo]` in a reason stays)."""
+    from fabric.cli import err_console
+
+    if facts.errors:
+        err_console.print("unreachable: " + "; ".join(
+            f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow",
+            markup=False, highlight=False)
+
+
 def _exit(report: Report, facts: Facts) -> NoReturn:
     from fabric.report.model import exit_code
 
@@ -196,10 +207,7 @@ def validate_cmd(lab: str | None = LabOpt, inventory: Path | None = InventoryOpt
     phases.mark("intent")
     report, facts = _run(target, selected, scoped, duration, phases)
     print_terminal(report, err_console)
-    if facts.errors:
-        err_console.print("unreachable: " + "; ".join(
-            f"{h}: {r}" for h, r in sorted(facts.errors.items())), style="yellow",
-            markup=False, highlight=False)  # the hosts' reasons, as they are
+    say_unreachable(facts)
     # The JSON is made once for `--json` and the gate's copy.
     json_text = (report_to_json(report) if json_out is not None and scoped is None else None)
     _write_files(report, target.intent, json_out, junit, html, md, json_text)

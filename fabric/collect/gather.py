@@ -183,11 +183,12 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def facts_batch_rows(intent: Intent, host: str, families: Collection[str] | None
-                     ) -> tuple[str, ...]:
+def facts_batch_rows(intent: Intent, host: str, families: Collection[str] | None,
+                     beacon: bool = False) -> tuple[str, ...]:
     """The names of the rows a Spark's facts batch runs for `families` (in order, each once;
-    the LLDP beacon row aside: it is announced on every run)."""
-    _, _, commands = spark_batch(intent, host, families=families)
+    the LLDP beacon row only with `beacon`, where the batch announces it)."""
+    _, _, commands = spark_batch(intent, host, families=families,
+                                 beacon=new_beacon() if beacon else None)
     return tuple(dict.fromkeys(c.name for c in commands))
 
 

@@ -150,20 +150,12 @@ def _for(needs: Sequence[Needs], probe: str) -> tuple[str, ...]:
 def _spark_rows(intent: Intent, sparks: Sequence[str], collect: frozenset[str],
                 which: Literal["all", "first", "rest"]) -> dict[str, tuple[str, ...]]:
     """Each Spark's facts rows: `all`, those read before the rounds (`first`, the
-    `PROBE_ROWS`) or those read behind them (`rest`, with the beacon before the LLDP read)."""
-    rows = {h: facts_batch_rows(intent, h, collect) for h in sparks}
+    `PROBE_ROWS`) or those read behind them (`rest`, the beacon among them)."""
     if which == "all":
-        return rows
+        return {h: facts_batch_rows(intent, h, collect) for h in sparks}
     first = which == "first"
-    return {h: tuple(r for r in _with_beacon(rw) if (r in PROBE_ROWS) == first)
-            for h, rw in rows.items()}
-
-
-def _with_beacon(rows: Sequence[str]) -> list[str]:
-    """`rows` with the LLDP beacon where the batch announces it: just before the LLDP read
-    (it is announced on every run, so `facts_batch_rows` leaves it out)."""
-    at = rows.index("lldpcli") if "lldpcli" in rows else len(rows)
-    return [*rows[:at], "lldp_beacon", *rows[at:]]
+    return {h: tuple(r for r in facts_batch_rows(intent, h, collect, beacon=True)
+                     if (r in PROBE_ROWS) == first) for h in sparks}
 
 
 def _rows_step(what: str, rows: dict[str, tuple[str, ...]],
