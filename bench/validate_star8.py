@@ -22,8 +22,8 @@ It also prints the CPU each run took: the validate process's own (user + system)
 machine's (every core, from /proc/stat: the lab's Sparks, sshd, the emulator, iperf3 and
 whatever else runs), beside the cores the machine has.
 
-Both trees are compiled to bytecode first (`compileall`), as an installed package is: an
-editable checkout run with PYTHONDONTWRITEBYTECODE would compile the toolkit in every run.
+Both trees are made ready first as an installed package is (`bench/trees.py`: bytecode, and
+the dataclass cache where the tree has one).
 
 `--baseline TREE` also times, interleaved, the same commands from another checkout (e.g. the
 code before a change: `git worktree add /tmp/base HEAD~1`): whole-run walls, and for the full
@@ -45,6 +45,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from trees import prepare  # bench/trees.py, beside this script
 
 REPO = Path(__file__).resolve().parents[1]
 SUBSET = "link,mtu,addr,route,cabling"
@@ -277,9 +279,8 @@ def main() -> int:
                         help="the baseline's phases too (its validate must have --timings)")
     args = parser.parse_args()
     for tree in (REPO, args.baseline):
-        if tree is not None:  # each tree's bytecode, as an installed package has it
-            subprocess.run([sys.executable, "-m", "compileall", "-q", "fabric", "validators"],
-                           cwd=tree, check=True)
+        if tree is not None:  # each tree as an installed package is (bench/trees.py)
+            prepare(tree)
     for topology in args.topologies:
         bench(topology, args.prefix, args.runs, args.baseline, args.baseline_phases)
     return 0
