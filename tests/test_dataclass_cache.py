@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import marshal
+import subprocess
 import sys
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
@@ -120,3 +121,26 @@ def test_exec_without_namespaces_uses_the_callers() -> None:
     found: dict[str, object] = {}
     run("found['x'] = marker")
     assert found == {"x": "from the caller"}
+
+
+_IMPORT_VALIDATE = """
+import fabric.dataclass_cache as cache
+import fabric.cli.validate, fabric.validate, fabric.report.terminal, rich.progress
+texts = cache.install()
+{then}
+"""
+
+
+def test_a_validations_classes_compile_nothing_once_kept() -> None:
+    """End to end, on the toolkit's own modules (and rich's, pydantic's, typer's): once one
+    process has kept what a validation's imports compile, the next compiles none of it."""
+    run = [sys.executable, "-c"]
+    first = subprocess.run([*run, _IMPORT_VALIDATE.format(then="texts.save(asked=True)")],
+                           capture_output=True, text=True, timeout=120, check=True)
+    assert first.stderr == ""
+    second = subprocess.run(
+        [*run, _IMPORT_VALIDATE.format(then="print(texts.new, len(texts.used))")],
+        capture_output=True, text=True, timeout=120, check=True)
+    new, used = second.stdout.split()
+    assert new == "False"  # every text came from the file
+    assert int(used) > 500  # the methods of about 200 classes
