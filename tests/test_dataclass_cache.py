@@ -1,6 +1,6 @@
-"""The dataclasses' generated methods come from a cache beside the bytecode
-(`fabric.dataclass_cache`): the same code the builtin `exec` compiles, kept and read back
-under the bytecode's rules."""
+"""The dataclasses' generated methods come from a file beside the bytecode
+(`fabric.dataclass_cache`): the same code the builtin `exec` compiles, written only when
+asked (`warm`), read back, and ignored when it cannot be trusted."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ import pytest
 
 import fabric  # noqa: F401  (installs the cache)
 from fabric import dataclass_cache
-from fabric.dataclass_cache import CompiledTexts, cached_exec, read_texts
+from fabric.dataclass_cache import CompiledTexts, cached_exec, default_path, read_texts
 
 TEXT = "def __create_fn__(x):\n def f(self)->x:\n  return 1\n return f"
+METHODS = ("__init__", "__repr__", "__eq__", "__lt__", "__hash__", "__setattr__")
 
 
 def _point() -> type:
@@ -30,20 +31,34 @@ def _point() -> type:
     return Point
 
 
+def _point_with(monkeypatch: pytest.MonkeyPatch, texts: CompiledTexts) -> type:
+    monkeypatch.setattr(dataclasses, "exec", cached_exec(texts), raising=False)
+    return _point()
+
+
 def test_installed_in_the_toolkits_processes() -> None:
     assert dataclasses.exec is not builtins.exec  # type: ignore[attr-defined]
     assert dataclass_cache.install() is dataclass_cache.install()  # once per process
 
 
-def test_the_cached_methods_are_what_exec_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Annotations stay objects, not strings: the cache compiles without this module's (or
-    its own) `from __future__ import annotations`."""
-    cached = _point()
+def test_the_kept_methods_are_what_exec_compiles(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiled, kept, read back in another process's stead: the very code objects the
+    builtin makes. Annotations stay objects, not strings: the cache compiles without this
+    module's (or its own) `from __future__ import annotations`."""
+    path = tmp_path / "dataclasses.test.marshal"
+    first = CompiledTexts(path)
+    _point_with(monkeypatch, first)
+    assert first.new and len(first.codes) >= len(METHODS)
+    first.save()
+    again = CompiledTexts(path)
+    cached = _point_with(monkeypatch, again)
+    assert not again.new and set(again.codes) == set(first.codes)  # all from the file
     monkeypatch.setattr(dataclasses, "exec", builtins.exec, raising=False)
     plain = _point()
-    for name in ("__init__", "__repr__", "__eq__", "__lt__", "__hash__", "__setattr__"):
+    for name in METHODS:
         a, b = getattr(cached, name), getattr(plain, name)
-        assert a.__code__.co_code == b.__code__.co_code, name
+        assert a.__code__ == b.__code__, name
         assert a.__annotations__ == b.__annotations__, name
     assert cached.__init__.__annotations__["return"] is None
     p = cached(1, 2)
@@ -53,66 +68,46 @@ def test_the_cached_methods_are_what_exec_compiles(monkeypatch: pytest.MonkeyPat
         p.x = 3  # type: ignore[misc]
 
 
-def test_kept_and_read_back(tmp_path: Path) -> None:
-    path = tmp_path / "__pycache__" / "dataclasses.test.marshal"
-    texts = CompiledTexts(path)
-    code = texts.code(TEXT)
-    assert texts.new
-    texts.save(asked=True)
-    assert path.read_bytes().startswith(MAGIC_NUMBER)
-    again = CompiledTexts(path)
-    assert again.code(TEXT) == code and not again.new
-    again.save(asked=True)  # nothing new: not rewritten
-    assert read_texts(path) == {TEXT: code}
-
-
-def test_not_written_where_bytecode_is_not(tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_written_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ordinary process reads the file and writes nothing, whatever it had to compile."""
     path = tmp_path / "dataclasses.test.marshal"
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(dataclass_cache, "_INSTALLED", None)
+    monkeypatch.setattr(dataclasses, "exec", builtins.exec, raising=False)
+    texts = dataclass_cache.install(path)
+    assert dataclasses.exec is not builtins.exec  # type: ignore[attr-defined]
+    _point()
+    assert texts.new and not path.exists()
+    texts.save()
+    assert set(read_texts(path)) == set(texts.codes)
+
+
+def test_a_damaged_or_foreign_file_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "dataclasses.test.marshal"
+    compiled = compile(TEXT, "<string>", "exec", dont_inherit=True)
+    code = marshal.dumps(compiled)
+    for junk in (b"", b"\x00\x01", MAGIC_NUMBER + b"\xff\xfe", b"XXXX" + marshal.dumps({}),
+                 MAGIC_NUMBER + marshal.dumps([1, 2]), MAGIC_NUMBER + marshal.dumps({1: b"x"}),
+                 MAGIC_NUMBER + marshal.dumps({TEXT: b"\xff"}),
+                 MAGIC_NUMBER + marshal.dumps({TEXT: marshal.dumps("not code")})):
+        path.write_bytes(junk)
+        texts = CompiledTexts(path)
+        assert texts.code(TEXT) == compiled and texts.new, junk
+    path.write_bytes(MAGIC_NUMBER + marshal.dumps({TEXT: code}))
     texts = CompiledTexts(path)
     texts.code(TEXT)
-    texts.save()
-    assert not path.exists()
-    texts.save(asked=True)  # as compileall writes bytecode when asked
-    assert TEXT in read_texts(path)
+    assert not texts.new
 
 
-@pytest.fixture
-def writable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where texts are kept, in a process that writes bytecode."""
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    return tmp_path / "dataclasses.test.marshal"
-
-
-def test_a_damaged_or_foreign_file_is_ignored_and_replaced(writable: Path) -> None:
-    path = writable
-    for junk in (b"", b"\x00\x01", MAGIC_NUMBER + b"\xff\xfe", b"XXXX" + marshal.dumps({}),
-                 MAGIC_NUMBER + marshal.dumps([1, 2]), MAGIC_NUMBER + marshal.dumps({1: "x"})):
-        path.write_bytes(junk)
-        assert read_texts(path) == {}
-        texts = CompiledTexts(path)
-        texts.code(TEXT)
-        texts.save()
-        assert TEXT in read_texts(path)
-
-
-def test_merged_with_another_processs_texts_and_bounded(writable: Path,
-                                                        monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
-    path = writable
-    first, second = CompiledTexts(path), CompiledTexts(path)
-    first.code(TEXT)
-    other = TEXT.replace("return 1", "return 2")
-    second.code(other)
-    first.save()
-    second.save()
-    assert set(read_texts(path)) == {TEXT, other}
-    monkeypatch.setattr(dataclass_cache, "MAX_TEXTS", 1)
-    third = CompiledTexts(path)
-    third.code(TEXT.replace("return 1", "return 3"))
-    third.save()  # past the bound: only what this process used
-    assert list(read_texts(path)) == [TEXT.replace("return 1", "return 3")]
+def test_the_file_lives_where_the_bytecode_does() -> None:
+    path = default_path()
+    assert path.name == f"dataclasses.{sys.implementation.cache_tag}.marshal"
+    assert path.parent == Path(dataclass_cache.__file__).resolve().parent / "__pycache__"
+    prefixed = subprocess.run(
+        [sys.executable, "-B", "-X", "pycache_prefix=/tmp/fabric-prefix", "-O", "-c",
+         "from fabric.dataclass_cache import default_path; print(default_path())"],
+        capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    assert prefixed.startswith("/tmp/fabric-prefix/")
+    assert prefixed.endswith(f"/fabric/dataclasses.{sys.implementation.cache_tag}.opt-1.marshal")
 
 
 def test_exec_without_namespaces_uses_the_callers() -> None:
@@ -121,26 +116,31 @@ def test_exec_without_namespaces_uses_the_callers() -> None:
     found: dict[str, object] = {}
     run("found['x'] = marker")
     assert found == {"x": "from the caller"}
+    mine: dict[str, object] = {}
+    run("y = TEXT", None, mine)  # the caller's globals (this module's TEXT), these locals
+    assert mine == {"y": TEXT}
 
 
 _IMPORT_VALIDATE = """
+import dataclasses, sys
+from pathlib import Path
 import fabric.dataclass_cache as cache
+texts = cache.CompiledTexts(Path(sys.argv[1]))
+dataclasses.exec = cache.cached_exec(texts)
 import fabric.cli.validate, fabric.validate, fabric.report.terminal, rich.progress
-texts = cache.install()
 {then}
 """
 
 
-def test_a_validations_classes_compile_nothing_once_kept() -> None:
+def test_a_validations_classes_compile_nothing_once_kept(tmp_path: Path) -> None:
     """End to end, on the toolkit's own modules (and rich's, pydantic's, typer's): once one
     process has kept what a validation's imports compile, the next compiles none of it."""
-    run = [sys.executable, "-c"]
-    first = subprocess.run([*run, _IMPORT_VALIDATE.format(then="texts.save(asked=True)")],
-                           capture_output=True, text=True, timeout=120, check=True)
-    assert first.stderr == ""
+    path = str(tmp_path / "dataclasses.test.marshal")
+    subprocess.run([sys.executable, "-c", _IMPORT_VALIDATE.format(then="texts.save()"), path],
+                   capture_output=True, text=True, timeout=120, check=True)
     second = subprocess.run(
-        [*run, _IMPORT_VALIDATE.format(then="print(texts.new, len(texts.used))")],
-        capture_output=True, text=True, timeout=120, check=True)
+        [sys.executable, "-c", _IMPORT_VALIDATE.format(then="print(texts.new, len(texts.codes))"),
+         path], capture_output=True, text=True, timeout=120, check=True)
     new, used = second.stdout.split()
     assert new == "False"  # every text came from the file
     assert int(used) > 500  # the methods of about 200 classes
