@@ -14,6 +14,7 @@ import errno
 import re
 import socket
 import ssl
+from collections.abc import Callable
 from typing import Any
 
 import routeros_api
@@ -67,6 +68,40 @@ def _no_delay(pool: Any) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # type: ignore[union-attr]
 
 
+#: How much of the API socket one read takes at most (`BufferedReceive`).
+RECEIVE_CHUNK = 65536
+
+
+class BufferedReceive:
+    """The API socket read a chunk at a time. routeros-api reads each word of a reply with
+    two reads, its length byte and then the word (a star8 switch's facts are about 6,500
+    words): every read a system call and a release of the GIL the validation's other
+    threads are waiting for. This takes what the socket has (up to `RECEIVE_CHUNK`) and
+    hands it out `length` bytes at a time; `read` is the library's own receive (it retries
+    on EINTR and raises when the switch closed the connection)."""
+
+    def __init__(self, read: Callable[[int], bytes]) -> None:
+        self.read = read
+        self.data = b""
+        self.at = 0
+
+    def __call__(self, length: int) -> bytes:
+        if self.at >= len(self.data):
+            self.data, self.at = self.read(RECEIVE_CHUNK), 0
+        out = self.data[self.at:self.at + length]
+        self.at += len(out)
+        return out
+
+
+def _buffered(pool: Any) -> None:
+    """The pool's socket read through `BufferedReceive` (its wrapper's `receive`, which the
+    library's connection calls for every read)."""
+    wrapper = getattr(pool, "socket", None)
+    receive = getattr(wrapper, "receive", None)
+    if receive is not None and not isinstance(receive, BufferedReceive):
+        wrapper.receive = BufferedReceive(receive)  # type: ignore[union-attr]
+
+
 class RouterOsApiConnection:
     """Nornir connection plugin around `routeros_api.RouterOsApiPool` (plaintext login)."""
 
@@ -98,6 +133,7 @@ class RouterOsApiConnection:
             raise RouterOsConnectError(
                 f"routeros-api {hostname}:{port}: {describe_error(exc, password)}") from None
         _no_delay(pool)
+        _buffered(pool)
         self._pool, self._api = pool, api
 
     @property
