@@ -3,17 +3,11 @@
 __version__ = "0.1.0"
 
 # Before any dataclass is made (the toolkit's, or rich's, pydantic's, typer's): their methods'
-# code comes from the cache beside the bytecode instead of being compiled again. Loaded with
-# the cyclic collector paused, as the CLI's own imports are (`fabric.cli`): `dataclasses`
-# brings `inspect` and `typing`, long-lived objects the collector would only rescan.
-import gc as _gc
+# code comes from the cache beside the bytecode instead of being compiled again
+# (`dataclasses` brings `inspect` and `typing`: loaded with the collector paused).
+from fabric.collector import collector_paused as _collector_paused
 
-_collecting = _gc.isenabled()
-_gc.disable()
-try:
+with _collector_paused():
     from fabric.dataclass_cache import install as _install_dataclass_cache
 
     _install_dataclass_cache()
-finally:
-    if _collecting:
-        _gc.enable()

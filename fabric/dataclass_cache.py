@@ -181,7 +181,8 @@ def warm() -> int:
     texts = install()
     for package in ("fabric", "validators"):
         root = importlib.import_module(package)
-        for info in pkgutil.walk_packages(root.__path__, package + "."):
+        for info in pkgutil.walk_packages(root.__path__, package + ".",
+                                          onerror=lambda name: None):
             if info.name.startswith(NOT_MODULES):
                 continue
             with contextlib.suppress(Exception):

@@ -21,7 +21,7 @@ FEATURES = {"collect", "push", "probes", "launch", "plan", "validate", "gate", "
 #: Between the features and the core: features may import devices, devices the core only.
 DEVICES = {"devices"}
 CORE = {"remote", "intent", "facts", "facts_builder", "report", "parsers", "target", "errors",
-        "redact", "credentials", "neighbors", "fingerprint", "draw", "statedir"}
+        "redact", "credentials", "neighbors", "fingerprint", "draw", "statedir", "collector"}
 #: What validators may import: the intent, the facts, the record they return, input errors.
 VALIDATOR_IMPORTS = ("fabric.intent", "fabric.facts", "fabric.report.model", "fabric.errors")
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import gc
 
+from fabric.collector import collector_paused
+
 #: The imports make only long-lived objects (modules, classes, functions): the cyclic
 #: collector is paused while they load, as in `settled_imports` (30 collections otherwise,
 #: about 0.01 s, before any command has started).
-_COLLECTING = gc.isenabled()
-gc.disable()
-try:
+with collector_paused():
     import contextlib
     import sys
     import threading
@@ -26,9 +26,6 @@ try:
     from typer.core import TyperGroup
 
     from fabric.errors import FabricError
-finally:
-    if _COLLECTING:
-        gc.enable()
 
 #: `fabric --help` lists the commands in the order of the flow, from cables to a launch.
 FLOW = ("topo", "plan", "whatif", "lab", "facts", "push", "validate", "doctor", "bundle", "gate",
@@ -146,15 +143,12 @@ def settled_imports() -> Iterator[None]:
     they make (modules, classes, functions). In the CLI's own process those objects are then
     frozen out of its sight (`gc.freeze`), so the collections during the command's work never
     scan them again (about 0.03 s over a validation)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _as_process:
-            gc.freeze()
-        if collecting:
-            gc.enable()
+    with collector_paused():
+        try:
+            yield
+        finally:
+            if _as_process:
+                gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -98,7 +98,7 @@ def _buffered(pool: Any) -> None:
     library's connection calls for every read)."""
     wrapper = getattr(pool, "socket", None)
     receive = getattr(wrapper, "receive", None)
-    if receive is not None and not isinstance(receive, BufferedReceive):
+    if receive is not None:
         wrapper.receive = BufferedReceive(receive)  # type: ignore[union-attr]
 
 
