@@ -73,7 +73,8 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
                  ) -> tuple[list[Measurement], list[float]]:
     """Every round in turn, its tests in parallel; (measurements, wall seconds per round).
     `ports`: the iperf3 servers already started for this schedule (else they start first).
-    `under_way()` is called once every client of the first round has been started."""
+    `under_way()` is called once every client of the first round is connected to its server,
+    its test timed from then (what runs beside the rounds then leaves their start alone)."""
     out: list[Measurement] = []
     walls: list[float] = []
     ports = dict(ports) if ports is not None else start_servers(nr, schedule)
@@ -82,11 +83,13 @@ def run_schedule(nr: Nornir, schedule: Schedule, duration_s: float,
             on_round(i, tests)
         by_client = {t.client: t for t in tests}
         sub = nr.filter(filter_func=lambda h, names=frozenset(by_client): h.name in names)
-        latch = _AllStarted(by_client, under_way if i == 0 else None)
+        told = under_way if i == 0 else None
+        latch = _AllStarted(by_client, told)
         started = time.monotonic()
         measured, errors = run(sub, run_bandwidth_pair, hosts=list(by_client), tests=by_client,
                                duration_s=duration_s, ports=ports, gids=gids, rate=rate,
-                               peers=nr.inventory.hosts, tclass=tclass, started=latch.started,
+                               peers=nr.inventory.hosts, tclass=tclass,
+                               started=latch.started if told is not None else None,
                                name=f"bandwidth round {i + 1}")
         latch.release()  # a client that never ran
         walls.append(round(time.monotonic() - started, 3))

@@ -138,12 +138,14 @@ def start_phase_servers(conn: Any, host: str, tool: Tool, legs: Sequence[Leg],
 
 def read_clients(client: Any, ready: Sequence[tuple[Leg, int]], commands: Sequence[str],
                  read: Callable[[JobOutput], R], timeout_s: float,
-                 on_started: Callable[[], None] | None = None) -> dict[int, R]:
+                 on_started: Callable[[], None] | None = None,
+                 running: str | None = None) -> dict[int, R]:
     """Run the client `commands` (one per ready leg) at once in one batch; reading per twin.
-    `on_started()`: once the host has taken the batch."""
+    `on_started()`: once the host has started the clients, and (`running`, a shell
+    condition) once that holds on the host too (`fabric.remote.batch.batch_script`)."""
     if not commands:
         return {}
-    outputs = exec_batch(client, commands, timeout_s, on_started=on_started)
+    outputs = exec_batch(client, commands, timeout_s, on_started=on_started, ready=running)
     return {leg.twin: read(job) for (leg, _), job in zip(ready, outputs, strict=True)}
 
 

@@ -86,7 +86,7 @@ def run_bandwidth(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
                   settle: Callable[[], None] | None = None) -> Facts:
     """Plan, print and run the bandwidth schedule; facts with `bandwidth` and `schedule`.
     The servers `early` started are used when they were started for this very schedule.
-    `under_way()`: called once the first round's clients are started; `settle()`: waits
+    `under_way()`: called once the first round's clients are connected; `settle()`: waits
     for what runs beside the rounds (the facts read behind them), before any re-test."""
     duration = opts.duration_s or intent.profile.bandwidth_test_s
     rate = opts.rate or intent.profile.iperf3_rate_per_twin
@@ -185,7 +185,7 @@ def run_probes(nr: Nornir, intent: Intent, facts: Facts, opts: ProbeOptions,
     with the facts (pings, servers, the "before" snapshot, from `started`). `mark(phase)` is
     called as each phase ends. `rest(facts)`: the facts read behind the bandwidth rounds
     (`fabric.collect.gather.finish`), waited for once they are done, before nccl-tests;
-    `behind()` sets them going, once the first round's clients are started; `settle()`
+    `behind()` sets them going, once the first round's clients are connected; `settle()`
     waits for them (before a re-test of a straggler)."""
     def done(phase: str) -> None:
         if mark is not None:

@@ -27,6 +27,7 @@ from fabric.probes.tools import (
     IPERF3_PORT_TAKEN,
     SLACK_S,
     Reading,
+    iperf3_bidir_measuring,
     iperf3_client,
     iperf3_server,
     perftest_client,
@@ -70,7 +71,8 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
     (client, server) RoCE GID indexes, ib_write_bw per twin and on both twins at once, one run
     each way, in the traffic class `tclass` where given (a lossless topology's RoCE class).
     `peers`: inventory hosts by name (the running Nornir is filtered to the clients).
-    `started(host)` is called once this host's clients are started (or none could be).
+    `started(host)` is called once this host's iperf3 clients are connected, so their tests
+    are timed (or once none could be, or they gave up waiting; see `iperf3_bidir_measuring`).
     Result: list of Measurement, each way its own (`reverse`: server -> client)."""
     test = tests[task.host.name]
     if task.is_dry_run():
@@ -82,7 +84,8 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
             started(task.host.name)
 
     try:
-        tcp = _tcp(client, test, duration_s, ports, rate, on_started)
+        tcp = _tcp(client, test, duration_s, ports, rate,
+                   on_started if started is not None else None)
     finally:
         on_started()  # also where no client started
     out = _both_ways(test, "iperf3", tcp, duration_s)
@@ -127,8 +130,10 @@ def _tcp(client: Any, test: BandwidthTest, duration_s: float, ports: Mapping[str
     commands = [iperf3_bidir_client(iperf3_client(leg.server_addr, leg.client_addr, port,
                                                   duration_s, rate))
                 for leg, port in ready]
+    running = iperf3_bidir_measuring(len(commands)) if on_started else None
     for twin, (there, back) in read_clients(client, ready, commands, read_iperf3_bidir,
-                                            duration_s + 2 * SLACK_S, on_started).items():
+                                            duration_s + 2 * SLACK_S, on_started,
+                                            running).items():
         forward[twin], reverse[twin] = there, back
     return forward, reverse
 

@@ -26,6 +26,25 @@ class Reading:
 IPERF3_LISTENING = "Server listening on"
 #: What an iperf3 server prints (then exits) when its port is taken (strerror(EADDRINUSE)).
 IPERF3_PORT_TAKEN = "Address already in use"
+#: The sockets an `iperf3 --bidir` client holds once it is connected to its server, so its
+#: test is timed from then: the control connection and a stream each way.
+IPERF3_BIDIR_SOCKETS = 3
+
+#: `fabric_sockets PID LEVEL`: adds to `$c` the sockets PID holds, and those of its children
+#: down to LEVEL 2 (a job's subshell, its `timeout`, the tool), found in /proc by the shell's
+#: own `read` and `test -S` (no process started: a batch polls it while its clients start).
+_SOCKETS = """\
+fabric_sockets() { for f in /proc/$1/fd/*; do [ -S "$f" ] && c=$((c+1)); done
+[ "$2" -ge 2 ] && return 0; k=; read -r k 2>/dev/null </proc/$1/task/$1/children
+for x in $k; do fabric_sockets "$x" $(($2 + 1)); done; }"""
+
+
+def iperf3_bidir_measuring(clients: int) -> str:
+    """A shell condition for a batch's `ready` (`fabric.remote.batch.batch_script`): its jobs
+    (`$fabric_jobs`), `clients` `iperf3 --bidir` clients, are all connected to their
+    servers, so their tests are timed from now."""
+    return (f"{{ {_SOCKETS}; c=0; for j in $fabric_jobs; do fabric_sockets $j 0; done; "
+            f"[ $c -ge {IPERF3_BIDIR_SOCKETS * clients} ]; }}")
 
 
 def iperf3_server(bind: str) -> str:

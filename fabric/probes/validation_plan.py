@@ -179,7 +179,7 @@ def _facts_steps(intent: Intent, needs: Sequence[Needs], hosts: Sequence[str],
         families = (*(n.family for n in needs if n.spark), *also)
         what = ("spark facts, the rest: one batch per Spark on a second channel, one command "
                 "at a time at the lowest priority, from when every client of the first round "
-                "has started" if behind else
+                "is connected to its server" if behind else
                 "spark facts: one batch per Spark, in one burst with the scripts below")
         steps.append(_rows_step(what, _spark_rows(intent, sparks, collect,
                                                   "rest" if behind else "all"), families))

@@ -28,6 +28,14 @@ from fabric.remote.exec import exec_script, start_script
 MARK = "@@fabric-job"
 #: What an announcing batch prints once every job is started (outside every job's output).
 STARTED = "@@fabric-started"
+#: An announcing batch with a `ready` condition looks at it every `READY_POLL_S` seconds, at
+#: most `READY_POLLS` times, then announces anyway (a job that never gets ready still ends).
+READY_POLL_S = 0.02
+READY_POLLS = 50
+#: Whether a job of `$fabric_jobs` still runs (has not exited: not a zombie), from /proc.
+_ANY_JOB_RUNS = """\
+fabric_any_job_runs() { for p in $fabric_jobs; do read -r _ _ st _ 2>/dev/null </proc/$p/stat \
+&& [ "$st" != Z ] && return 0; done; return 1; }"""
 _BEGIN = re.compile(rf"^{MARK} begin (\S+)$")
 _END = re.compile(rf"^{MARK} end (\S+) exit=(\d+)$")
 _KEY = re.compile(r"^\S+$")
@@ -77,11 +85,14 @@ def end_marker(key: str | int, status: str) -> str:
 
 
 def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
-                 prelude: str = "", tmp: str = "fabric-batch", announce: bool = False) -> str:
+                 prelude: str = "", tmp: str = "fabric-batch", announce: bool = False,
+                 ready: str | None = None) -> str:
     """A POSIX sh script that runs `jobs` (in parallel, or one after the other; with
     `stop_on_error`, one after the other up to the first that fails) and prints each output
     delimited. `prelude`: shell run first, in the batch's own shell (exports, renice).
-    `announce` (parallel): print `STARTED` once every job has been started."""
+    `announce` (parallel): print `STARTED` once every job has been started; with `ready` (a
+    shell condition; `$fabric_jobs` holds the jobs' process ids), once it also holds, looked
+    at every `READY_POLL_S` up to `READY_POLLS` times, or once no job runs any more."""
     pairs = _keyed(jobs)
     parallel = parallel and not stop_on_error
     lines = [prelude.rstrip("\n")] if prelude else []
@@ -99,6 +110,12 @@ def batch_script(jobs: Jobs, parallel: bool = True, stop_on_error: bool = False,
         else:
             lines.append(f"{start}; r=$?; {end}")
     if parallel:
+        if announce and ready and pairs:
+            jobs = " ".join(f"$p{i}" for i in range(len(pairs)))
+            lines += [f'fabric_jobs="{jobs}"; fabric_n=0', _ANY_JOB_RUNS,
+                      f"until {ready}; do fabric_any_job_runs || break",
+                      f"  [ $fabric_n -ge {READY_POLLS} ] && break; fabric_n=$((fabric_n+1)); "
+                      f"sleep {READY_POLL_S:g}; done"]
         if announce:
             lines.append(f"echo '{STARTED}'")
         lines += [f'wait $p{i}; r=$?; {end_marker(key, "$r")} >>"$d/{i:03d}"'
@@ -139,16 +156,18 @@ def split_batch(output: str, jobs: int | Sequence[str]) -> list[JobOutput]:
 
 def exec_batch(connection: Any, jobs: Jobs, timeout: float, parallel: bool = True,
                login: bool = False, prelude: str = "",
-               on_started: Callable[[], None] | None = None) -> list[JobOutput]:
+               on_started: Callable[[], None] | None = None,
+               ready: str | None = None) -> list[JobOutput]:
     """Run `jobs` as one batch on an exec channel of the host's session (`login`: in the
     login environment); their outputs in job order. Raises `ScriptTimeout` when the batch
     has not finished within `timeout` seconds. `on_started()` is called once the host
-    has started every job (parallel: the batch announces it, `STARTED`), before the rest of
-    its output is awaited."""
+    has started every job (parallel: the batch announces it, `STARTED`; with `ready`, once
+    that shell condition holds too, see `batch_script`), before the rest of its output is
+    awaited."""
     if not jobs:
         return []
     script = batch_script(jobs, parallel=parallel, prelude=prelude,
-                          announce=on_started is not None and parallel)
+                          announce=on_started is not None and parallel, ready=ready)
     if on_started is None:
         _, out = exec_script(connection, script, timeout, login=login)
     else:

@@ -3,12 +3,19 @@ a batch inside a batch's job, and jobs that never came back."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import signal
 import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from fabric.remote import batch
 from fabric.remote.batch import (
     STARTED,
     TranscriptError,
@@ -81,3 +88,92 @@ def test_exec_batch_tells_when_the_host_started_the_jobs() -> None:
     outs = exec_batch(session, {"a": "echo a"}, 10, on_started=lambda: told.append("started"))
     assert told == ["started"] and [(o.text, o.exit_code) for o in outs] == [("a\n", 0)]
     assert STARTED in session.channels[0].command
+
+
+#: How long a test here waits for a shell before it fails rather than hangs.
+BOUND_S = 30.0
+
+
+def _logged(condition: str, looks: Path) -> str:
+    """`condition`, each look logged to `looks` as `yes` or `no`."""
+    return (f"{{ if {condition}; then echo yes >>{looks}; true; "
+            f"else echo no >>{looks}; false; fi; }}")
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+@contextlib.contextmanager
+def _shell(script: str) -> Iterator[subprocess.Popen[str]]:
+    """`script` running in sh, killed after `BOUND_S` (a broken batch fails, not hangs)."""
+    with subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True,
+                          start_new_session=True) as proc:
+        watchdog = threading.Timer(BOUND_S, lambda: os.killpg(proc.pid, signal.SIGKILL))
+        watchdog.start()
+        try:
+            yield proc
+        finally:
+            watchdog.cancel()
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _release(fifo: Path) -> None:
+    """Write a line to `fifo` once a job reads it (fails past `BOUND_S`)."""
+    deadline = time.monotonic() + BOUND_S
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO or time.monotonic() > deadline:
+                raise
+            continue
+        with os.fdopen(fd, "w") as out:
+            out.write("go\n")
+        return
+
+
+def _until(done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + BOUND_S
+    while not done():
+        assert time.monotonic() < deadline
+
+
+def test_a_ready_condition_holds_the_announcement_back_until_it_holds(tmp_path: Path) -> None:
+    """With `ready`, STARTED waits for the condition (looked at again and again), not only
+    for the jobs to start."""
+    go, flag, looks = tmp_path / "go", tmp_path / "flag", tmp_path / "looks"
+    os.mkfifo(go)
+    script = batch_script({"job": f"read -r x <{go}; touch {flag}; read -r x <{go}"},
+                          announce=True, ready=_logged(f"[ -e {flag} ]", looks))
+    with _shell(script) as proc:
+        assert proc.stdout is not None
+        _until(lambda: "no" in _lines(looks))  # held back: its job is not ready yet
+        _release(go)  # the job makes the flag, then waits again
+        assert proc.stdout.readline() == f"{STARTED}\n"
+        assert _lines(looks)[-1] == "yes"
+        _release(go)
+        assert split_batch(proc.stdout.read(), ["job"])[0].exit_code == 0
+
+
+def test_a_batch_whose_jobs_ended_announces_without_waiting_for_ready(tmp_path: Path) -> None:
+    looks = tmp_path / "looks"
+    out = _sh(batch_script({"quick": "true"}, announce=True, ready=_logged("false", looks)))
+    assert out.startswith(STARTED)
+    assert 1 <= len(_lines(looks)) < batch.READY_POLLS  # it stopped: no job runs any more
+
+
+def test_a_batch_announces_once_its_looks_run_out(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batch, "READY_POLLS", 2)
+    go, looks = tmp_path / "go", tmp_path / "looks"
+    os.mkfifo(go)
+    script = batch_script({"waits": f"read -r x <{go}"}, announce=True,
+                          ready=_logged("false", looks))
+    with _shell(script) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == f"{STARTED}\n"
+        assert _lines(looks) == ["no"] * 3  # the first look and two more
+        _release(go)
+        assert split_batch(proc.stdout.read(), ["waits"])[0].exit_code == 0
