@@ -30,7 +30,7 @@ from fabric.intent.model import Intent, InterfaceIntent
 from fabric.intent.wire import IP_ICMP_HEADERS
 from fabric.parsers import parse
 from fabric.parsers.records import PingResult
-from fabric.remote.batch import begin_marker, end_marker, split_batch, temp_dir
+from fabric.remote.batch import REMOVE_TEMP, begin_marker, end_marker, split_batch, temp_dir
 
 SMALL_PAYLOAD = 56
 COUNT = 1
@@ -150,29 +150,29 @@ def burst_script(probes: Sequence[PingProbe]) -> str:
     lines = [temp_dir("fabric-ping")]
     for i, p in enumerate(probes):
         if lead[i] is None:
-            lines.append(f'{begin_marker(i)} >"$d/{i}"; '
-                         f'{p.ping(FIRST_WAIT_S)} >>"$d/{i}" 2>&1 </dev/null & p{i}=$!')
+            lines.append(f'{begin_marker(i)} >"$d"{i}; '
+                         f'{p.ping(FIRST_WAIT_S)} >>"$d"{i} 2>&1 </dev/null & p{i}=$!')
     for i in range(len(probes)):
         if lead[i] is None:
             lines.append(f"wait $p{i}; r{i}=$?")
     for i, p in enumerate(probes):
         if lead[i] is None:
-            lines.append(f'q{i}=; if [ $r{i} != 0 ]; then {{ {p.retries()}; }} >>"$d/{i}" '
+            lines.append(f'q{i}=; if [ $r{i} != 0 ]; then {{ {p.retries()}; }} >>"$d"{i} '
                          f'2>&1 </dev/null & q{i}=$!; fi')
         else:
-            lines.append(f'q{i}=; if [ $r{lead[i]} != 0 ]; then {begin_marker(i)} >"$d/{i}"; '
-                         f'{{ {p.ping(FIRST_WAIT_S)} || {p.retries()}; }} >>"$d/{i}" 2>&1 '
+            lines.append(f'q{i}=; if [ $r{lead[i]} != 0 ]; then {begin_marker(i)} >"$d"{i}; '
+                         f'{{ {p.ping(FIRST_WAIT_S)} || {p.retries()}; }} >>"$d"{i} 2>&1 '
                          f'</dev/null & q{i}=$!; fi')
     for i in range(len(probes)):
         if lead[i] is None:
             lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; }}; '
-                         f'{end_marker(i, f"$r{i}")} >>"$d/{i}"')
+                         f'{end_marker(i, f"$r{i}")} >>"$d"{i}')
         else:
             lines.append(f'[ -z "$q{i}" ] || {{ wait $q{i}; r{i}=$?; '
-                         f'{end_marker(i, f"$r{i}")} >>"$d/{i}"; }}')
+                         f'{end_marker(i, f"$r{i}")} >>"$d"{i}; }}')
     if probes:
-        lines.append('cat "$d"/*')
-    lines.append('rm -rf "$d"')
+        lines.append("cat " + " ".join(f'"$d"{i}' for i in range(len(probes))) + " 2>/dev/null")
+    lines.append(REMOVE_TEMP)
     return "\n".join(lines) + "\n"
 
 

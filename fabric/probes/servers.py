@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fabric.remote.batch import temp_dir
+from fabric.remote.batch import REMOVE_TEMP, temp_dir
 
 _PORT = re.compile(r"^@@port (\S+) (\d+|-)\s*$", re.M)
 
@@ -73,7 +73,7 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
     starts = []
     for i, s in enumerate(servers):
         cmd = s.command.replace("{port}", "$p")
-        out = f'"$d/{i}"' if watched else "/dev/null"
+        out = f'"$d"{i}' if watched else "/dev/null"
         starts.append(f"{_NEXT_FREE}\n  setsid timeout {s.life_s:g} {cmd} >{out} 2>&1 "
                       f"</dev/null &\n  s{i}=$p; k{i}=$!; p=$((p+1))")
         lines += [starts[i], f"ok{i}=; t{i}=1"]
@@ -82,20 +82,20 @@ def start_servers_script(servers: Sequence[Server], base_port: int) -> str:
                  f"*) sleep {POLL_S:g};; esac; q=$((q+1)); {look}")
     for i, s in enumerate(servers):
         if watched:
-            listens = f'fabric_says {shlex.quote(str(s.says))} "$d/{i}"'
+            listens = f'fabric_says {shlex.quote(str(s.says))} "$d"{i}'
         else:
             listens = f'case "$now" in *" $s{i} "*) true;; *) false;; esac'
         line = (f'  [ -n "$ok{i}" ] || if {listens}; then ok{i}=1; '
                 f'elif kill -0 $k{i} 2>/dev/null; then w=1')
         if retried:  # its port was taken: list the ports (once) and take the next free one
             line += (f'; elif [ $t{i} -lt {TRIES} ] && fabric_says '
-                     f'{shlex.quote(str(s.busy))} "$d/{i}"; then\n'
+                     f'{shlex.quote(str(s.busy))} "$d"{i}; then\n'
                      f'  [ -n "$listed" ] || {{ used=$(listening); listed=1; }}\n  {starts[i]}; '
                      f't{i}=$((t{i}+1)); q=0; w=1')
         lines.append(line + "; fi")
     lines.append(f"  [ $w = 0 ] && break; i=$((i+1)); [ $i -ge {POLLS} ] && break; done")
     if watched:  # the servers keep their open files; the names go
-        lines.append('rm -rf "$d"')
+        lines.append(REMOVE_TEMP)
     for i, s in enumerate(servers):
         lines.append(f'if [ -n "$ok{i}" ]; then echo "@@port {s.key} $s{i}"; '
                      f'else echo "@@port {s.key} -"; fi')

@@ -177,3 +177,20 @@ def test_a_batch_announces_once_its_looks_run_out(tmp_path: Path,
         assert _lines(looks) == ["no"] * 3  # the first look and two more
         _release(go)
         assert split_batch(proc.stdout.read(), ["waits"])[0].exit_code == 0
+
+
+def test_a_nested_batch_keeps_its_files_in_its_enclosing_batch_directory(
+        tmp_path: Path) -> None:
+    """A batch run in a job of another (a burst's facts batch) makes no directory of its own
+    (no `mktemp`, no `rm`: a process each): its files sit under its job's prefix in the
+    enclosing batch's directory, are printed once, inside its job, and go with it."""
+    inner = batch_script({"x": f"ls -A {tmp_path}", "y": "echo y"})
+    script = batch_script({"outer": inner, "b": "echo b"})
+    out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=BOUND_S,
+                         check=True, env={**os.environ, "TMPDIR": str(tmp_path)}).stdout
+    outer, b = split_batch(out, ["outer", "b"])
+    x, y = split_batch(outer.text, ["x", "y"])
+    assert len(x.text.split()) == 1 and x.text.startswith("fabric-batch.")  # the outer's only
+    assert y.text == "y\n" and b.text == "b\n"
+    assert out.count("@@fabric-job begin x") == 1
+    assert list(tmp_path.iterdir()) == []
