@@ -4,6 +4,7 @@ from its client."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -79,15 +80,12 @@ def run_bandwidth_pair(task: Task, tests: Mapping[str, BandwidthTest], duration_
         return Result(host=task.host, result=[], changed=False)
     config = task.nornir.config
     client = spark_session(task)
-    def on_started() -> None:
-        if started is not None:
-            started(task.host.name)
-
+    told = None if started is None else functools.partial(started, task.host.name)
     try:
-        tcp = _tcp(client, test, duration_s, ports, rate,
-                   on_started if started is not None else None)
+        tcp = _tcp(client, test, duration_s, ports, rate, told)
     finally:
-        on_started()  # also where no client started
+        if told is not None:
+            told()  # also where no client started
     out = _both_ways(test, "iperf3", tcp, duration_s)
     test_gids = (gids or {}).get(test.index, {})
     legs = [leg for leg in test.legs if leg.twin in test_gids]
