@@ -167,21 +167,29 @@ PHASES: list[tuple[str, Callable[[str], bool]]] = [
 ]
 
 
+def up_and_pushed(topology: str, lab: str) -> None:
+    """Lab `lab` of `topology` built afresh (link training 0.5 s) and configured with
+    `fabric push --apply`; SystemExit with push's error where it fails."""
+    from fabric.lab.lifecycle import builder
+
+    builder.down(lab)
+    t0 = time.monotonic()
+    builder.up(topology, lab, switch_prepared=True, link_training_s=0.5)
+    push = subprocess.run([sys.executable, "-m", "fabric", "push", "--lab", lab, "--apply"],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    if push.returncode != 0:
+        raise SystemExit(f"fabric push --lab {lab} --apply exited {push.returncode}:\n"
+                         f"{push.stderr[-2000:]}")
+    print(f"\n== {topology}: lab {lab} up and pushed in {time.monotonic() - t0:.1f} s")
+
+
 def bench(topology: str, prefix: str, runs: int, baseline: Path | None,
           baseline_phases: bool = False) -> None:
     from fabric.lab.lifecycle import builder
 
     lab = f"{prefix}-{topology}"
-    builder.down(lab)
     try:
-        t0 = time.monotonic()
-        builder.up(topology, lab, switch_prepared=True, link_training_s=0.5)
-        push = subprocess.run([sys.executable, "-m", "fabric", "push", "--lab", lab, "--apply"],
-                              cwd=REPO, capture_output=True, text=True, check=False)
-        if push.returncode != 0:
-            raise SystemExit(f"fabric push --lab {lab} --apply exited {push.returncode}:\n"
-                             f"{push.stderr[-2000:]}")
-        print(f"\n== {topology}: lab {lab} up and pushed in {time.monotonic() - t0:.1f} s")
+        up_and_pushed(topology, lab)
         floor = floors(lab)
         got: dict[str, dict[str, list[Any]]] = {}
         with tempfile.TemporaryDirectory() as tmp:
