@@ -128,13 +128,16 @@ def bench(topology: str, prefix: str, runs: int) -> None:
             plan_file.write_text(json.dumps(plan))
             report = Path(tmp) / "report.json"
             for _ in range(runs):
+                began = time.time()
                 code, wall, busy, out = timed([sys.executable, str(DRIVER), str(plan_file)])
                 row = got["floor"]
                 if code != 0:
                     print(f"   floor run failed (not counted): {out[-600:]}")
                 else:
-                    stages = json.loads(out.splitlines()[-1])["stages"]
-                    row.setdefault("stages", []).append(stages)
+                    said = json.loads(out.splitlines()[-1])
+                    row.setdefault("stages", []).append(said["stages"])
+                    row.setdefault("start", []).append(said["t0_unix"] - began)
+                    row.setdefault("exit", []).append(wall - (said["end_unix"] - began))
                     row.setdefault("outside", []).append(wall - bound)
                     row.setdefault("wall", []).append(wall)
                     row.setdefault("busy", []).append(busy)
@@ -168,7 +171,9 @@ def _print(topology: str, bound: float, plan: dict[str, Any],
     print(f"   validate exit codes {sorted(set(full.get('codes', [])))}")
     stages = floor.get("stages", [])
     if stages:
-        print("   floor driver's stages, ended at (median s from its start):")
+        print(f"   floor driver: interpreter's start {_fmt(floor['start'])}, exit "
+              f"{_fmt(floor['exit'])}")
+        print("   floor driver's stages, ended at (median s from its first line):")
         names = list(stages[0])
         for name in names:
             print(f"      {name:32s} {statistics.median(s[name] for s in stages):6.3f}")
