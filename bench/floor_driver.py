@@ -1,6 +1,6 @@
 """The least a validation must do on a lab, timed as a whole process by `bench/lab_floor.py`.
 
-    python bench/floor_driver.py PLAN.json
+    python bench/floor_driver.py PLAN.json [--libraries]
 
 A plain interpreter with paramiko only (none of the toolkit) runs, over one SSH session per
 Spark (key login, host key checked against the lab's known_hosts, TCP_NODELAY, as the
@@ -14,7 +14,9 @@ can skip, each stage as one exec per Spark, all Sparks at once:
    profile's length and rate), one per twin, at once; the next round once every client ended;
 4. the counters again.
 
-No facts, no switch, no RDMA rows, no temporary files, no parsing, no checks, no report. It
+No facts, no switch, no RDMA rows, no temporary files, no parsing, no checks, no report.
+`--libraries`: first import the libraries `fabric validate` loads besides paramiko (`LIBRARIES`:
+typer, rich, pydantic, Nornir, routeros-api, textfsm, PyYAML), and nothing of the toolkit. It
 prints one JSON line: when each stage ended (seconds from its first line), each failure (a run
 with a failure is no floor), and the clock at its first line and at its end (the bench takes
 the interpreter's start and the exit from them).
@@ -46,6 +48,13 @@ class _Deferred(types.ModuleType):
 
 sys.modules.setdefault("invoke", _Deferred("invoke"))
 import paramiko  # noqa: E402  (timed: the import is part of the floor)
+
+#: The libraries (besides paramiko) that `fabric validate` imports before it touches a host,
+#: each module a validation loads (the dependencies the README names: the CLI, the input
+#: boundary, Nornir with its inventory and runner, the switch's API, the parsers, YAML).
+LIBRARIES = ("typer", "rich.console", "rich.progress", "rich.table", "pydantic", "nornir.core",
+             "nornir.plugins.inventory.simple", "nornir.plugins.runners", "routeros_api",
+             "textfsm", "yaml")
 
 
 def connect(spark: dict[str, Any]) -> paramiko.SSHClient:
@@ -85,8 +94,13 @@ def parallel(judged: list[str], unjudged: tuple[str, ...] = ()) -> str:
 def main() -> int:
     with open(sys.argv[1]) as f:
         plan = json.load(f)
+    stages: dict[str, float] = {"paramiko imported": time.monotonic() - T0}
+    if "--libraries" in sys.argv[2:]:
+        for name in LIBRARIES:
+            importlib.import_module(name)
+        from pydantic import TypeAdapter  # noqa: F401  (typer's options are coerced by it)
+        stages["libraries imported"] = time.monotonic() - T0
     sparks: dict[str, dict[str, Any]] = plan["sparks"]
-    stages: dict[str, float] = {"imported": time.monotonic() - T0}
     failures: list[str] = []
     sessions: dict[str, paramiko.SSHClient] = {}
 

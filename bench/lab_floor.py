@@ -122,18 +122,21 @@ def bench(topology: str, prefix: str, runs: int) -> None:
     try:
         up_and_pushed(topology, lab)
         plan, bound = floor_plan(lab)
-        got: dict[str, dict[str, list[Any]]] = {"floor": {}, "validate": {}}
+        got: dict[str, dict[str, list[Any]]] = {"floor": {}, "floor + libraries": {},
+                                                "validate": {}}
         with tempfile.TemporaryDirectory() as tmp:
             plan_file = Path(tmp) / "plan.json"
             plan_file.write_text(json.dumps(plan))
             report = Path(tmp) / "report.json"
             for _ in range(runs):
-                began = time.time()
-                code, wall, busy, out = timed([sys.executable, str(DRIVER), str(plan_file)])
-                row = got["floor"]
-                if code != 0:
-                    print(f"   floor run failed (not counted): {out[-600:]}")
-                else:
+                for kind, extra in (("floor", []), ("floor + libraries", ["--libraries"])):
+                    began = time.time()
+                    code, wall, busy, out = timed([sys.executable, str(DRIVER), str(plan_file),
+                                                   *extra])
+                    row = got[kind]
+                    if code != 0:
+                        print(f"   {kind} run failed (not counted): {out[-600:]}")
+                        continue
                     said = json.loads(out.splitlines()[-1])
                     row.setdefault("stages", []).append(said["stages"])
                     row.setdefault("start", []).append(said["t0_unix"] - began)
@@ -160,22 +163,21 @@ def _print(topology: str, bound: float, plan: dict[str, Any],
           f"per Spark {len(next(iter(sparks.values()))['counters'])} counter reads, "
           f"{sum(len(s['servers']) for s in sparks.values())} servers and "
           f"{sum(len(s['pings']) for s in sparks.values())} pings in all")
-    floor, full = got["floor"], got["validate"]
-    print(f"   {'':34s} {'floor driver':>22s}   {'fabric validate':>22s}")
-    print(f"   {'whole-process wall':34s} {_fmt(floor.get('wall', [])):>22s}   "
-          f"{_fmt(full.get('wall', [])):>22s}")
-    print(f"   {'OUTSIDE THE ROUNDS':34s} {_fmt(floor.get('outside', [])):>22s}   "
-          f"{_fmt(full.get('outside', [])):>22s}")
-    print(f"   {'machine busy (CPU-s, every core)':34s} {_fmt(floor.get('busy', [])):>22s}   "
-          f"{_fmt(full.get('busy', [])):>22s}")
-    print(f"   validate exit codes {sorted(set(full.get('codes', [])))}")
-    stages = floor.get("stages", [])
-    if stages:
-        print(f"   floor driver: interpreter's start {_fmt(floor['start'])}, exit "
-              f"{_fmt(floor['exit'])}")
-        print("   floor driver's stages, ended at (median s from its first line):")
-        names = list(stages[0])
-        for name in names:
+    kinds = ["floor", "floor + libraries", "validate"]
+    heads = ["floor driver", "+ the libraries", "fabric validate"]
+    print(f"   {'':34s} " + " ".join(f"{h:>24s}" for h in heads))
+    for label, key in (("whole-process wall", "wall"), ("OUTSIDE THE ROUNDS", "outside"),
+                       ("machine busy (CPU-s, every core)", "busy")):
+        print(f"   {label:34s} " + " ".join(f"{_fmt(got[k].get(key, [])):>24s}" for k in kinds))
+    print(f"   validate exit codes {sorted(set(got['validate'].get('codes', [])))}")
+    for kind in kinds[:2]:
+        row = got[kind]
+        stages = row.get("stages", [])
+        if not stages:
+            continue
+        print(f"   {kind}: interpreter's start {_fmt(row['start'])}, exit {_fmt(row['exit'])}; "
+              "stages ended at (median s from its first line):")
+        for name in stages[0]:
             print(f"      {name:32s} {statistics.median(s[name] for s in stages):6.3f}")
 
 
