@@ -16,6 +16,9 @@ Each run's time outside the rounds is its whole-process wall minus the schedule'
 bound (rounds x test length): issue 27's figure. The driver's is the floor of that figure on
 this machine and lab: the work in it is work the lab's Sparks (their sshd, ip, ethtool,
 ping and iperf3) do on the same two cores as the controller, whatever the controller is.
+The driver also runs with `--libraries` (it first imports what `fabric validate` loads
+besides paramiko: typer, rich, pydantic, Nornir, routeros-api, textfsm, PyYAML); the last
+line is what the toolkit itself adds: validate's median outside the rounds minus that one's.
 It also prints the machine's busy CPU-seconds per run (/proc/stat, every core).
 """
 
@@ -170,6 +173,11 @@ def _print(topology: str, bound: float, plan: dict[str, Any],
                        ("machine busy (CPU-s, every core)", "busy")):
         print(f"   {label:34s} " + " ".join(f"{_fmt(got[k].get(key, [])):>24s}" for k in kinds))
     print(f"   validate exit codes {sorted(set(got['validate'].get('codes', [])))}")
+    full, libs = got["validate"].get("outside", []), got["floor + libraries"].get("outside", [])
+    if full and libs:  # what the toolkit itself adds, beside what it cannot go below
+        print(f"   {'VALIDATE ABOVE FLOOR + LIBRARIES':34s} "
+              f"{statistics.median(full) - statistics.median(libs):23.2f} s   "
+              "(medians: validate's outside minus the floor's with the libraries)")
     for kind in kinds[:2]:
         row = got[kind]
         stages = row.get("stages", [])
