@@ -128,6 +128,7 @@ def _release(fifo: Path) -> None:
         except OSError as exc:
             if exc.errno != errno.ENXIO or time.monotonic() > deadline:
                 raise
+            time.sleep(0.001)  # no reader yet: leave the CPU to the shell that will open it
             continue
         with os.fdopen(fd, "w") as out:
             out.write("go\n")
@@ -143,9 +144,13 @@ def _until(done: Callable[[], bool]) -> None:
 def test_a_ready_condition_holds_the_announcement_back_until_it_holds(tmp_path: Path) -> None:
     """With `ready`, STARTED waits for the condition (looked at again and again), not only
     for the jobs to start."""
-    go, flag, looks = tmp_path / "go", tmp_path / "flag", tmp_path / "looks"
+    # two FIFOs: a second open of one FIFO could still meet the first writer, read its EOF
+    # and end the job before the second release (it did on a loaded machine)
+    go, again = tmp_path / "go", tmp_path / "again"
+    flag, looks = tmp_path / "flag", tmp_path / "looks"
     os.mkfifo(go)
-    script = batch_script({"job": f"read -r x <{go}; touch {flag}; read -r x <{go}"},
+    os.mkfifo(again)
+    script = batch_script({"job": f"read -r x <{go}; touch {flag}; read -r x <{again}"},
                           announce=True, ready=_logged(f"[ -e {flag} ]", looks))
     with _shell(script) as proc:
         assert proc.stdout is not None
@@ -153,7 +158,7 @@ def test_a_ready_condition_holds_the_announcement_back_until_it_holds(tmp_path: 
         _release(go)  # the job makes the flag, then waits again
         assert proc.stdout.readline() == f"{STARTED}\n"
         assert _lines(looks)[-1] == "yes"
-        _release(go)
+        _release(again)
         assert split_batch(proc.stdout.read(), ["job"])[0].exit_code == 0
 
 
