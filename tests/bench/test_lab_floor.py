@@ -47,8 +47,10 @@ def test_the_floor_plan_is_the_toolkits_plan(bench: Any, topology: str) -> None:
     clients = [c for rnd in plan["rounds"] for lines in rnd.values() for c in lines]
     assert len(plan["rounds"]) == len(schedule.rounds)
     assert len(servers) == len(clients) == sum(len(t.legs) for t in schedule.tests)
-    port = re.compile(r"-p (\d+)")
-    assert sorted(port.findall(" ".join(servers))) == sorted(port.findall(" ".join(clients)))
+    served = [re.search(r"-p (\d+) -B (\S+)", s).groups() for s in servers]  # type: ignore[union-attr]
+    asked = [re.search(r"-c (\S+) .*-p (\d+)", c).groups()[::-1] for c in clients]  # type: ignore[union-attr]
+    assert len(set(served)) == len(served)  # one server per port and address
+    assert sorted(asked) == sorted(served)  # each client leg to its own server
     assert all(f"-t {test_s:g}" in c and c.endswith("--bidir") for c in clients)
 
 
