@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trees import prepare  # bench/trees.py, beside this script
-from validate_star8 import machine_busy_s, up_and_pushed
+from validate_star8 import _fmt, machine_busy_s, up_and_pushed
 
 if TYPE_CHECKING:
     from fabric.intent.model import Intent
@@ -112,10 +112,10 @@ def timed(argv: list[str]) -> tuple[int, float, float, str]:
     return proc.returncode, wall, machine_busy_s() - busy, proc.stdout + proc.stderr[-2000:]
 
 
-def _fmt(values: list[float]) -> str:
-    if not values:
-        return "-"
-    return f"{statistics.median(values):.2f} s ({min(values):.2f}-{max(values):.2f})"
+def _record(row: dict[str, list[Any]], wall: float, busy: float, bound: float) -> None:
+    """One whole run's wall, time outside the rounds and machine CPU, into its row."""
+    for key, value in (("wall", wall), ("outside", wall - bound), ("busy", busy)):
+        row.setdefault(key, []).append(value)
 
 
 def bench(topology: str, prefix: str, runs: int) -> None:
@@ -144,16 +144,12 @@ def bench(topology: str, prefix: str, runs: int) -> None:
                     row.setdefault("stages", []).append(said["stages"])
                     row.setdefault("start", []).append(said["t0_unix"] - began)
                     row.setdefault("exit", []).append(wall - (said["end_unix"] - began))
-                    row.setdefault("outside", []).append(wall - bound)
-                    row.setdefault("wall", []).append(wall)
-                    row.setdefault("busy", []).append(busy)
+                    _record(row, wall, busy, bound)
                 code, wall, busy, out = timed([sys.executable, "-m", "fabric", "validate",
                                                "--lab", lab, "--json", str(report)])
                 row = got["validate"]
                 row.setdefault("codes", []).append(code)
-                row.setdefault("outside", []).append(wall - bound)
-                row.setdefault("wall", []).append(wall)
-                row.setdefault("busy", []).append(busy)
+                _record(row, wall, busy, bound)
         _print(topology, bound, plan, got)
     finally:
         builder.down(lab)

@@ -43,8 +43,8 @@ IP_STATS = "ip -s -s -j link show"
 #: The RDMA devices' hw_counters; a host without any (no RDMA device, a lab Spark) starts no
 #: `grep` for them (the shell's glob finds none: a process saved, about 2 ms of a lab Spark).
 HW_COUNTERS_FILES = "/sys/class/infiniband/*/ports/*/hw_counters/*"
-HW_COUNTERS = (f'set -- {HW_COUNTERS_FILES}; [ -e "$1" ] || exit 0; '
-               f'grep -s -H . {HW_COUNTERS_FILES}')
+HW_COUNTERS_GREP = f"grep -s -H . {HW_COUNTERS_FILES}"
+HW_COUNTERS = f'set -- {HW_COUNTERS_FILES}; [ -e "$1" ] || exit 0; {HW_COUNTERS_GREP}'
 RDMA_PORT = 1  # a CX-7 RDMA device has one port; hw_counters live under ports/1
 SPARK_TIMEOUT_S = 30.0
 
@@ -90,7 +90,7 @@ def _parse_rdma(job: JobOutput) -> tuple[dict[str, dict[str, int]], str | None]:
     try:
         records = parse("sysfs_hw_counters", job.text)
     except ParseError as exc:
-        return {}, f"`grep -s -H . {HW_COUNTERS_FILES}`: {exc}"
+        return {}, f"`{HW_COUNTERS_GREP}`: {exc}"
     out: dict[str, dict[str, int]] = {}
     for r in records:
         if isinstance(r, RdmaHwCounter) and r.port == RDMA_PORT:
